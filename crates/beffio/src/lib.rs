@@ -1,0 +1,17 @@
+//! b_eff_io, the effective I/O bandwidth benchmark on MPI-IO.
+//!
+//! The pure layer (no MPI): [`options`], the [`patterns`] table, the [`schedule`] of
+//! partitions and time budgets, the geometric [`batch`] planner, the [`segment`] rule of
+//! types 3 and 4, chunk [`markers`], [`results`] types, the [`figures`], [`validity`] and the
+//! [`report`] formats. The execution layer lives in [`run`].
+
+pub mod batch;
+pub mod figures;
+pub mod markers;
+pub mod options;
+pub mod patterns;
+pub mod results;
+pub mod schedule;
+pub mod segment;
+pub mod units;
+pub mod validity;

@@ -1,0 +1,154 @@
+//! Chunk markers (spec §7): the first and last 8 bytes of every chunk encode the access
+//! method, pattern, rank and the chunk's sequence number; read checks them.
+
+use crate::schedule::Access;
+
+/// Most errors recorded in detail per pattern (all are counted).
+pub const ERROR_DETAIL_LIMIT: usize = 10;
+
+/// The marker value of one chunk. Bits: 63–62 access (write 1, rewrite 2), 61–56 pattern,
+/// 55–32 rank, 31–0 chunk sequence number. Never zero, so holes are detected.
+pub fn marker(access: Access, pattern: usize, rank: usize, seq: u64) -> u64 {
+    let a: u64 = match access {
+        Access::Write => 1,
+        Access::Rewrite | Access::Read => 2,
+    };
+    (a << 62)
+        | ((pattern as u64 & 0x3f) << 56)
+        | ((rank as u64 & 0xff_ffff) << 32)
+        | (seq & 0xffff_ffff)
+}
+
+/// The tail marker: the bitwise complement of the head, so a shifted chunk is caught.
+pub fn tail_marker(head: u64) -> u64 {
+    !head
+}
+
+/// Identity of the chunks in one call's buffer.
+#[derive(Debug, Clone, Copy)]
+pub struct ChunkId {
+    /// The access method that wrote the data (read expects rewrite's markers).
+    pub access: Access,
+    /// Pattern number.
+    pub pattern: usize,
+    /// Rank that wrote the chunks.
+    pub rank: usize,
+    /// Sequence number of the buffer's first chunk within the pattern.
+    pub first_seq: u64,
+}
+
+/// Writes head and tail markers into every `chunk_words`-long chunk of `buf`.
+pub fn stamp(buf: &mut [u64], chunk_words: usize, id: ChunkId) {
+    for (j, chunk) in buf.chunks_exact_mut(chunk_words).enumerate() {
+        let head = marker(id.access, id.pattern, id.rank, id.first_seq + j as u64);
+        chunk[0] = head;
+        chunk[chunk_words - 1] = tail_marker(head);
+    }
+}
+
+/// One chunk whose markers were wrong.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct DataError {
+    /// The chunk's sequence number within the pattern.
+    pub seq: u64,
+    /// Expected head marker.
+    pub expected: u64,
+    /// Head marker found.
+    pub head: u64,
+    /// Tail marker found.
+    pub tail: u64,
+}
+
+impl std::fmt::Display for DataError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(
+            f,
+            "chunk {}: expected marker {:#018x}, found head {:#018x} tail {:#018x}",
+            self.seq, self.expected, self.head, self.tail
+        )
+    }
+}
+
+/// Checks every chunk of `buf`; returns the number of bad chunks and adds details to
+/// `details` up to [`ERROR_DETAIL_LIMIT`].
+pub fn check(buf: &[u64], chunk_words: usize, id: ChunkId, details: &mut Vec<DataError>) -> u64 {
+    let mut bad = 0;
+    for (j, chunk) in buf.chunks_exact(chunk_words).enumerate() {
+        let seq = id.first_seq + j as u64;
+        let expected = marker(id.access, id.pattern, id.rank, seq);
+        let (head, tail) = (chunk[0], chunk[chunk_words - 1]);
+        if head != expected || tail != tail_marker(expected) {
+            bad += 1;
+            if details.len() < ERROR_DETAIL_LIMIT {
+                details.push(DataError {
+                    seq,
+                    expected,
+                    head,
+                    tail,
+                });
+            }
+        }
+    }
+    bad
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn id(access: Access, seq: u64) -> ChunkId {
+        ChunkId {
+            access,
+            pattern: 7,
+            rank: 3,
+            first_seq: seq,
+        }
+    }
+
+    #[test]
+    fn markers_are_distinct_and_never_zero() {
+        let a = marker(Access::Write, 7, 3, 10);
+        assert_ne!(a, 0);
+        assert_ne!(a, marker(Access::Rewrite, 7, 3, 10));
+        assert_ne!(a, marker(Access::Write, 8, 3, 10));
+        assert_ne!(a, marker(Access::Write, 7, 4, 10));
+        assert_ne!(a, marker(Access::Write, 7, 3, 11));
+        // Read checks what the rewrite left behind.
+        assert_eq!(
+            marker(Access::Read, 7, 3, 10),
+            marker(Access::Rewrite, 7, 3, 10)
+        );
+    }
+
+    #[test]
+    fn stamped_buffer_checks_clean() {
+        let mut buf = vec![0u64; 4 * 129];
+        stamp(&mut buf, 129, id(Access::Rewrite, 40));
+        let mut details = Vec::new();
+        assert_eq!(check(&buf, 129, id(Access::Read, 40), &mut details), 0);
+        assert!(details.is_empty());
+    }
+
+    #[test]
+    fn corruption_and_stale_data_are_counted() {
+        let mut buf = vec![0u64; 4 * 129];
+        stamp(&mut buf, 129, id(Access::Write, 0));
+        let mut details = Vec::new();
+        // The rewrite never happened: every chunk is stale.
+        assert_eq!(check(&buf, 129, id(Access::Read, 0), &mut details), 4);
+        stamp(&mut buf, 129, id(Access::Rewrite, 0));
+        buf[2 * 129 - 1] ^= 1; // tail of chunk 1
+        details.clear();
+        assert_eq!(check(&buf, 129, id(Access::Read, 0), &mut details), 1);
+        assert_eq!(details[0].seq, 1);
+        assert!(details[0].to_string().contains("chunk 1"));
+    }
+
+    #[test]
+    fn details_are_limited_but_errors_all_counted() {
+        let buf = vec![0u64; 50 * 2];
+        let mut details = Vec::new();
+        assert_eq!(check(&buf, 2, id(Access::Read, 0), &mut details), 50);
+        assert_eq!(details.len(), ERROR_DETAIL_LIMIT);
+    }
+}

@@ -1,0 +1,100 @@
+//! Measurements: what the execution layer hands to the figures and reports.
+
+use crate::patterns::{Pattern, TYPE_COUNT};
+use crate::schedule::Access;
+use crate::units::mb_per_s;
+
+/// One pattern under one access method in one partition.
+#[derive(Debug, Clone, PartialEq)]
+pub struct PatternResult {
+    /// The table row (a filler's chunk is filled in with the bytes it wrote per rank).
+    pub pattern: Pattern,
+    /// Scheduled time `Tp` in seconds.
+    pub scheduled_s: f64,
+    /// Calls made by every rank.
+    pub repeats: u64,
+    /// Bytes moved by all processes.
+    pub bytes: u64,
+    /// Seconds from the barrier before to the barrier after, sync included.
+    pub time_s: f64,
+    /// Seconds spent in `MPI_File_sync` (0 for read).
+    pub sync_s: f64,
+    /// Chunks whose markers were wrong (read only).
+    pub errors: u64,
+}
+
+impl PatternResult {
+    /// `bytes / time` in MB/s (10^6 B/s).
+    pub fn bandwidth_mb_s(&self) -> f64 {
+        mb_per_s(self.bytes, self.time_s)
+    }
+}
+
+/// All bytes and time of one type under one access method: open, its patterns, close.
+#[derive(Debug, Clone, Copy, Default, PartialEq)]
+pub struct TypeTotal {
+    /// Bytes of all its patterns, all processes.
+    pub bytes: u64,
+    /// Seconds from before the open to after the close.
+    pub time_s: f64,
+}
+
+impl TypeTotal {
+    /// The type's bandwidth in MB/s, as the 2.1 formula uses it.
+    pub fn bandwidth_mb_s(&self) -> f64 {
+        mb_per_s(self.bytes, self.time_s)
+    }
+}
+
+/// One access method of one partition.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct AccessResult {
+    /// The 43 patterns in table order.
+    pub patterns: Vec<PatternResult>,
+    /// Per type 0..4: bytes and open-to-close time.
+    pub types: [TypeTotal; TYPE_COUNT],
+}
+
+impl AccessResult {
+    /// All bytes this access method moved.
+    pub fn bytes(&self) -> u64 {
+        self.patterns.iter().map(|p| p.bytes).sum()
+    }
+
+    /// Data errors found in this access method.
+    pub fn errors(&self) -> u64 {
+        self.patterns.iter().map(|p| p.errors).sum()
+    }
+
+    /// Time spent in its patterns.
+    pub fn time_s(&self) -> f64 {
+        self.patterns.iter().map(|p| p.time_s).sum()
+    }
+}
+
+/// One partition's measurements.
+#[derive(Debug, Clone, PartialEq)]
+pub struct PartitionResult {
+    /// Processes in the partition.
+    pub processes: usize,
+    /// Scheduled time `T·n/N` in seconds.
+    pub scheduled_s: f64,
+    /// `Lseg` of types 3 and 4 in bytes.
+    pub segment_bytes: u64,
+    /// Write, rewrite and read, in that order.
+    pub access: [AccessResult; 3],
+    /// Wall time of the partition in seconds.
+    pub wall_s: f64,
+}
+
+impl PartitionResult {
+    /// The results of one access method.
+    pub fn of(&self, access: Access) -> &AccessResult {
+        &self.access[access.index()]
+    }
+
+    /// Data errors over all access methods.
+    pub fn errors(&self) -> u64 {
+        self.access.iter().map(|a| a.errors()).sum()
+    }
+}
