@@ -1,0 +1,261 @@
+//! One run of `sqmr`, from parsed options to the last row.
+//!
+//! Every check that can fail is agreed on by all ranks ([`xmpi::agree`]) before the next
+//! collective step, so that all of them report through rank 0 (or the first failing rank)
+//! and leave together with the same exit code.
+
+use std::fs::{File, OpenOptions};
+use std::io::{ErrorKind, Write};
+use std::path::{Path, PathBuf};
+
+use mpi::collective::SystemOperation;
+use mpi::topology::{Communicator, SimpleCommunicator};
+use mpi::traits::*;
+use xmpi::{agree, Agreed, Failure};
+
+use crate::config::{Config, HostLimits};
+use crate::exec::buffers::PAGE;
+use crate::exec::run::{Checked, Runner};
+use crate::options::{Options, USAGE};
+use crate::placement::Placement;
+use crate::rates::{messages, rates, Times};
+use crate::report::json::{Document, Environment, SizeResult, Validation};
+use crate::report::text;
+use crate::schedule;
+use crate::topology::Topology;
+
+/// Exit code for a run that could not do its work (a file that cannot be written).
+pub const EXIT_FAILURE: i32 = 1;
+/// Exit code for bad input: options, job size, limits.
+pub const EXIT_USAGE: i32 = 2;
+/// Exit code for a run in which `--validate` found damaged messages.
+pub const EXIT_CORRUPTED: i32 = 3;
+
+/// Runs the benchmark on every rank of `world` (a collective call).
+pub fn run(world: &SimpleCommunicator, parsed: Result<Options, clap::Error>) -> Result<(), Agreed> {
+    let rank = world.rank();
+    let options = match parsed {
+        Ok(options) => options,
+        Err(e) if e.exit_code() == 0 => {
+            if rank == 0 {
+                print!("{}", e.render());
+            }
+            return Ok(());
+        }
+        Err(e) => {
+            let message = format!("{}", e.render());
+            return agree(world, Err(Failure::new(EXIT_USAGE, message)));
+        }
+    };
+    let limits = HostLimits {
+        available_bytes: crate::host::memory_available(),
+        request_bytes: std::mem::size_of::<mpi::ffi::MPI_Request>() as u64,
+        page_bytes: PAGE as u64,
+    };
+    let checked = Config::check(&options, world.size() as usize, limits).map_err(|d| {
+        Failure::new(
+            EXIT_USAGE,
+            format!("{d}\nUsage: {USAGE}\nRun 'sqmr --help' for more.\n"),
+        )
+    });
+    let config = agree(world, checked)?;
+
+    let json = match (rank, &options.json) {
+        (0, Some(path)) => Some(JsonFile::create(path)),
+        _ => None,
+    }
+    .transpose();
+    let mut json = agree(world, json)?;
+
+    let started = chrono::Local::now();
+    let hosts = xmpi::gather_strings(world, 0, &xmpi::processor_name());
+    let topology = Topology {
+        num_cores: config.num_cores,
+        num_nbors: config.num_nbors,
+    };
+    let mut document = hosts.map(|hosts| {
+        let placement = Placement::check(&topology, &hosts);
+        let environment = Environment {
+            mpi_library: xmpi::library_version(),
+            ranks: hosts.len(),
+            core_hosts: hosts[..config.num_cores].to_vec(),
+            hosts,
+        };
+        Document::new(config.clone(), started.to_rfc3339(), environment, placement)
+    });
+    if let Some(doc) = &document {
+        print_preamble(&config, doc, options.verbose, &started);
+    }
+
+    let corrupt = options.corrupt_one_message && rank as usize == config.num_cores;
+    let mut runner = Runner::new(world, &config, corrupt);
+    for step in schedule::steps(config.min_msgsize, config.max_msgsize, config.num_iters) {
+        let times = runner.step(step);
+        let written = match (&mut document, times) {
+            (Some(doc), Some(elapsed)) => {
+                let msgs = messages(
+                    config.win_size,
+                    config.num_nbors,
+                    config.num_cores,
+                    step.iters,
+                );
+                let row_rates = rates(msgs, step.msgsize, config.num_cores, Times::of(&elapsed));
+                println!("{}", text::row(step.msgsize, step.iters, &row_rates));
+                doc.sizes.push(SizeResult {
+                    msgsize: step.msgsize,
+                    iters: step.iters,
+                    messages: msgs,
+                    core_elapsed_s: elapsed,
+                    rates: row_rates,
+                });
+                write_json(&mut json, doc)
+            }
+            _ => Ok(()),
+        };
+        agree(world, written)?;
+    }
+
+    let verdict = validation_verdict(world, &config, runner.checked);
+    let finished = match &mut document {
+        Some(doc) => {
+            doc.validation = verdict.summary;
+            doc.complete = true;
+            if let Some(v) = verdict.summary {
+                println!(
+                    "# validate: {} messages checked, {} corrupted",
+                    v.messages_checked, v.corrupted
+                );
+            }
+            write_json(&mut json, doc)
+        }
+        None => Ok(()),
+    };
+    agree(world, finished)?;
+    agree(world, verdict.local)
+}
+
+fn print_preamble(
+    config: &Config,
+    doc: &Document,
+    verbose: bool,
+    started: &chrono::DateTime<chrono::Local>,
+) {
+    let env = &doc.environment;
+    if verbose {
+        print!("{}", text::verbose(config, &env.hosts));
+    }
+    let date = started.format("%m/%d/%y %H:%M:%S").to_string();
+    print!("{}", text::header(config, &date, &env.hosts[0]));
+    println!(
+        "# xylem sqmr {}, {}",
+        env!("CARGO_PKG_VERSION"),
+        xmpi::library_summary()
+    );
+    for line in doc.placement.warnings() {
+        println!("{line}");
+    }
+    if config.validate {
+        println!(
+            "# validate: one receive buffer per pending receive, every message checked; \
+             the rates include the checking"
+        );
+    }
+}
+
+/// What `--validate` concluded: the summary (on every rank) and this rank's own verdict.
+struct Verdict {
+    summary: Option<Validation>,
+    local: Result<(), Failure>,
+}
+
+fn validation_verdict(world: &SimpleCommunicator, config: &Config, checked: Checked) -> Verdict {
+    if !config.validate {
+        return Verdict {
+            summary: None,
+            local: Ok(()),
+        };
+    }
+    let mine = [checked.messages, checked.corrupted];
+    let mut total = [0u64; 2];
+    world.all_reduce_into(&mine[..], &mut total[..], SystemOperation::sum());
+    let summary = Validation {
+        messages_checked: total[0],
+        corrupted: total[1],
+    };
+    let local = match checked.first {
+        Some(c) => Err(Failure::new(
+            EXIT_CORRUPTED,
+            format!(
+                "ERROR --validate: {} of {} messages arrived corrupted; the first on rank {} \
+                 from rank {}, msgsize {}, iteration {} (warm-up included), byte {}",
+                summary.corrupted,
+                summary.messages_checked,
+                c.rank,
+                c.from,
+                c.msgsize,
+                c.iteration,
+                c.byte
+            ),
+        )),
+        None => Ok(()),
+    };
+    Verdict {
+        summary: Some(summary),
+        local,
+    }
+}
+
+/// The `--json` file: created new before the run, rewritten after every size.
+struct JsonFile {
+    path: PathBuf,
+}
+
+impl JsonFile {
+    fn create(path: &Path) -> Result<JsonFile, Failure> {
+        let opened = OpenOptions::new().write(true).create_new(true).open(path);
+        match opened {
+            Ok(_) => Ok(JsonFile {
+                path: path.to_path_buf(),
+            }),
+            Err(e) if e.kind() == ErrorKind::AlreadyExists => Err(Failure::new(
+                EXIT_USAGE,
+                format!(
+                    "ERROR --json {}: the file exists; sqmr never overwrites a file, so remove \
+                     it or choose another path",
+                    path.display()
+                ),
+            )),
+            Err(e) => Err(Failure::new(
+                EXIT_USAGE,
+                format!("ERROR --json {}: cannot create it: {e}", path.display()),
+            )),
+        }
+    }
+
+    fn write(&self, doc: &Document) -> std::io::Result<()> {
+        let mut file = File::create(&self.path)?;
+        file.write_all(doc.to_json().as_bytes())?;
+        file.sync_data()
+    }
+}
+
+/// Writes `doc` when there is a JSON file; on failure removes the file (it is ours) and
+/// says why.
+fn write_json(json: &mut Option<JsonFile>, doc: &Document) -> Result<(), Failure> {
+    let Some(file) = json.as_ref() else {
+        return Ok(());
+    };
+    let Err(e) = file.write(doc) else {
+        return Ok(());
+    };
+    let _ = std::fs::remove_file(&file.path);
+    let path = file.path.display().to_string();
+    *json = None;
+    Err(Failure::new(
+        EXIT_FAILURE,
+        format!(
+            "ERROR --json {path}: cannot write the results: {e} (the table on standard output \
+             is complete up to here)"
+        ),
+    ))
+}

@@ -1,0 +1,20 @@
+//! `sqmr`, the Sequoia message-rate benchmark, on MPI.
+//!
+//! Layers, from pure to MPI:
+//! - [`options`], [`config`], [`topology`], [`schedule`], [`rates`], [`placement`],
+//!   [`pattern`] and [`report`]: plain data in, plain data out, tested without MPI;
+//! - [`exec`]: buffers, the raw request window (the only `unsafe`), the timed loop;
+//! - [`app`]: one run from parsed options to printed rows, with every failure agreed on
+//!   by all ranks so that they leave together.
+
+pub mod app;
+pub mod config;
+pub mod exec;
+pub mod host;
+pub mod options;
+pub mod pattern;
+pub mod placement;
+pub mod rates;
+pub mod report;
+pub mod schedule;
+pub mod topology;

@@ -1,0 +1,267 @@
+//! Command-line options of `sqmr`, as the user typed them.
+//!
+//! Both `--opt N` and `--opt=N` work, and every option also has a hyphenated alias
+//! (`--num-cores`). Values are strict decimal integers: anything `atoi` would have
+//! bent (`12abc`, `1e3`, an empty value, a number that does not fit in 64 bits) is
+//! refused here with a message naming the option and the value. Signs are accepted so
+//! that the reference's own diagnostics (`Must specify num_cores > 0`, `min_msgsize >= 0`)
+//! can be given for zero and negative values, in the reference's order.
+
+use std::ffi::OsString;
+use std::path::PathBuf;
+
+use clap::Parser;
+
+/// What `sqmr --help` says about the figures; kept here so that the man page and the
+/// help text come from the same words.
+const ABOUT: &str = "Sequoia message-rate benchmark: the maximal message rate of one node.";
+
+const LONG_ABOUT: &str = "\
+Sequoia message-rate benchmark: the maximal message rate of one node.
+
+Ranks 0..num_cores-1 (the core ranks) must share the node under test; every core rank
+has num_nbors neighbour ranks, which should sit on other nodes. Each core rank keeps
+win_size non-blocking send/receive pairs in flight to each of its neighbours per
+iteration, for message sizes from min_msgsize doubling up to max_msgsize.
+
+The job needs exactly num_cores * (1 + num_nbors) ranks. The rates printed are node
+aggregates (messages sent and received by all core ranks together per second), not
+per-core rates: 'average' uses the mean core time, 'max' the fastest core, 'min' the
+slowest core. Bandwidths are in MiB/s (1048576 bytes).";
+
+/// The one-line synopsis, shared by `--help` and the hint after every diagnostic.
+pub const USAGE: &str = "sqmr [--num_cores N] [--num_nbors N] [--num_iters N] [--win_size N] \
+[--min_msgsize BYTES] [--max_msgsize BYTES] [--verbose] [--json PATH] [--validate]";
+
+/// The options of `sqmr`, parsed but not yet checked against each other or the job.
+#[derive(Debug, Clone, PartialEq, Eq, Parser)]
+#[command(
+    name = "sqmr",
+    version,
+    about = ABOUT,
+    long_about = LONG_ABOUT,
+    allow_negative_numbers = true,
+    override_usage = USAGE,
+    after_help = "Sizes take binary suffixes: 64K, 4M, 1G (also KiB, MiB, GiB)."
+)]
+pub struct Options {
+    /// Ranks on the core node [default: ranks / 2]
+    #[arg(long = "num_cores", visible_alias = "num-cores", value_name = "N",
+          value_parser = parse_count)]
+    pub num_cores: Option<i64>,
+
+    /// Distinct neighbour ranks per core rank
+    #[arg(long = "num_nbors", visible_alias = "num-nbors", value_name = "N",
+          default_value = "1", value_parser = parse_count)]
+    pub num_nbors: i64,
+
+    /// Iterations at the first message size (each larger size runs a fifth fewer)
+    #[arg(long = "num_iters", visible_alias = "num-iters", value_name = "N",
+          default_value = "4096", value_parser = parse_count)]
+    pub num_iters: i64,
+
+    /// Concurrent send/receive pairs per neighbour per iteration
+    #[arg(long = "win_size", visible_alias = "win-size", value_name = "N",
+          default_value = "10", value_parser = parse_count)]
+    pub win_size: i64,
+
+    /// Smallest message size in bytes
+    #[arg(long = "min_msgsize", visible_alias = "min-msgsize", value_name = "BYTES",
+          default_value = "0", value_parser = parse_size)]
+    pub min_msgsize: i64,
+
+    /// Largest message size in bytes
+    #[arg(long = "max_msgsize", visible_alias = "max-msgsize", value_name = "BYTES",
+          default_value = "4194304", value_parser = parse_size)]
+    pub max_msgsize: i64,
+
+    /// Print the configuration, the rank mapping and every rank's processor name
+    #[arg(long)]
+    pub verbose: bool,
+
+    /// Write the configuration, environment and every measurement as JSON to PATH
+    /// (a new file: an existing one is never overwritten)
+    #[arg(long, value_name = "PATH")]
+    pub json: Option<PathBuf>,
+
+    /// Give every pending receive its own buffer, fill every message with a pattern
+    /// and check it on arrival (rates then include the checking)
+    #[arg(long)]
+    pub validate: bool,
+
+    /// Test aid: the first neighbour rank corrupts one byte of one message
+    #[arg(long = "corrupt-one-message", hide = true)]
+    pub corrupt_one_message: bool,
+}
+
+impl Options {
+    /// Parses `args` (the program name first), without printing or exiting: the caller
+    /// decides which rank reports.
+    pub fn parse_from_args<I, T>(args: I) -> Result<Self, clap::Error>
+    where
+        I: IntoIterator<Item = T>,
+        T: Into<OsString> + Clone,
+    {
+        Options::try_parse_from(args)
+    }
+
+    /// The clap command, for man pages and completions.
+    pub fn command() -> clap::Command {
+        <Options as clap::CommandFactory>::command()
+    }
+}
+
+/// Parses a strict decimal integer with an optional sign.
+pub fn parse_count(text: &str) -> Result<i64, String> {
+    parse_integer(text, text, 1)
+}
+
+/// Parses a byte size: a strict decimal integer with an optional sign and an optional
+/// binary suffix (`K`, `M`, `G`, `KiB`, `MiB`, `GiB`, any case).
+pub fn parse_size(text: &str) -> Result<i64, String> {
+    let lower = text.to_ascii_lowercase();
+    let suffixes: [(&str, i64); 6] = [
+        ("kib", 1 << 10),
+        ("mib", 1 << 20),
+        ("gib", 1 << 30),
+        ("k", 1 << 10),
+        ("m", 1 << 20),
+        ("g", 1 << 30),
+    ];
+    for (suffix, factor) in suffixes {
+        if let Some(number) = lower.strip_suffix(suffix) {
+            return parse_integer(&text[..number.len()], text, factor);
+        }
+    }
+    parse_integer(text, text, 1)
+}
+
+fn parse_integer(number: &str, text: &str, factor: i64) -> Result<i64, String> {
+    let digits = number.strip_prefix(['-', '+']).unwrap_or(number);
+    if digits.is_empty() || !digits.bytes().all(|b| b.is_ascii_digit()) {
+        return Err(format!(
+            "'{text}' is not a decimal integer (digits only, optionally a sign and for \
+             sizes a K/M/G suffix)"
+        ));
+    }
+    let too_large = || format!("'{text}' does not fit in a 64-bit integer");
+    let value: i64 = number
+        .trim_start_matches('+')
+        .parse()
+        .map_err(|_| too_large())?;
+    value.checked_mul(factor).ok_or_else(too_large)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn parse(args: &[&str]) -> Result<Options, clap::Error> {
+        Options::parse_from_args(std::iter::once("sqmr").chain(args.iter().copied()))
+    }
+
+    #[test]
+    fn defaults_match_the_reference() {
+        let o = parse(&[]).unwrap();
+        assert_eq!(o.num_cores, None);
+        assert_eq!(
+            (
+                o.num_nbors,
+                o.num_iters,
+                o.win_size,
+                o.min_msgsize,
+                o.max_msgsize
+            ),
+            (1, 4096, 10, 0, 4_194_304)
+        );
+        assert!(!o.verbose && !o.validate && o.json.is_none());
+    }
+
+    #[test]
+    fn space_equals_and_hyphen_spellings_agree() {
+        let forms: [&[&str]; 3] = [
+            &["--num_cores", "8", "--num_nbors", "4", "--win_size", "2"],
+            &["--num_cores=8", "--num_nbors=4", "--win_size=2"],
+            &["--num-cores", "8", "--num-nbors=4", "--win-size", "2"],
+        ];
+        for form in forms {
+            let o = parse(form).unwrap();
+            assert_eq!(
+                (o.num_cores, o.num_nbors, o.win_size),
+                (Some(8), 4, 2),
+                "{form:?}"
+            );
+        }
+    }
+
+    #[test]
+    fn negative_values_reach_the_diagnostics() {
+        let o = parse(&["--min_msgsize", "-5", "--num_cores=-2"]).unwrap();
+        assert_eq!((o.min_msgsize, o.num_cores), (-5, Some(-2)));
+    }
+
+    #[test]
+    fn sizes_take_binary_suffixes() {
+        for (text, value) in [
+            ("64K", 65536),
+            ("64k", 65536),
+            ("4M", 4 << 20),
+            ("1G", 1 << 30),
+            ("2KiB", 2048),
+            ("3MiB", 3 << 20),
+            ("1gib", 1 << 30),
+            ("17", 17),
+            ("+8", 8),
+        ] {
+            assert_eq!(parse_size(text), Ok(value), "{text}");
+        }
+    }
+
+    #[test]
+    fn bad_values_are_refused_with_the_option_and_value_named() {
+        for (option, value) in [
+            ("--num_cores", "abc"),
+            ("--num_nbors", "12abc"),
+            ("--num_iters", "1e3"),
+            ("--win_size", ""),
+            ("--win_size", "99999999999999999999"),
+            ("--max_msgsize", "4X"),
+            ("--max_msgsize", "9999999999999G"),
+            ("--min_msgsize", "K"),
+            ("--num_iters", "0x10"),
+            ("--num_iters", "1.5"),
+        ] {
+            let joined = format!("{option}={value}");
+            let err = parse(&[&joined]).unwrap_err();
+            let text = err.render().to_string();
+            assert!(text.contains(option), "{joined}: {text}");
+            assert!(text.contains(&format!("'{value}'")), "{joined}: {text}");
+            assert_eq!(err.exit_code(), 2, "{joined}");
+        }
+    }
+
+    #[test]
+    fn huge_values_are_not_wrapped_like_atoi() {
+        let o = parse(&["--win_size=2147483648", "--num_iters=4294967297"]).unwrap();
+        assert_eq!((o.win_size, o.num_iters), (2_147_483_648, 4_294_967_297));
+    }
+
+    #[test]
+    fn unknown_options_are_errors() {
+        let err = parse(&["--num_core=3"]).unwrap_err();
+        assert_eq!(err.exit_code(), 2);
+        assert!(err.render().to_string().contains("--num_core"));
+        assert!(parse(&["stray"]).is_err());
+    }
+
+    #[test]
+    fn help_is_not_an_error_exit() {
+        let err = parse(&["--help"]).unwrap_err();
+        assert_eq!(err.exit_code(), 0);
+        let text = err.render().to_string();
+        assert!(text.contains("node aggregates"), "{text}");
+        for option in ["--num_cores", "--num_nbors", "--num_iters", "--win_size"] {
+            assert!(text.contains(option), "{option} missing from help");
+        }
+    }
+}

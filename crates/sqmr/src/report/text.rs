@@ -1,0 +1,171 @@
+//! The text output, byte-compatible with the reference: header, one row per size, and
+//! our own extra lines, which always start with `#`.
+
+use crate::config::Config;
+use crate::rates::Rates;
+use crate::topology::Topology;
+
+/// The reference version whose format we keep.
+pub const REFERENCE_VERSION: &str = "1.1.0";
+
+/// The header printed before the first size. `date` is local time already formatted as
+/// `mm/dd/yy HH:MM:SS`; `host` is rank 0's processor name.
+pub fn header(config: &Config, date: &str, host: &str) -> String {
+    let field = |name: &str, value: &dyn std::fmt::Display| format!("# {name:<35}: {value}\n");
+    let mut out = format!(
+        "# SQMR v{REFERENCE_VERSION} - MPI maximal message rate benchmark\n\
+         # Run at {date}, with rank 0 on {host}\n#\n"
+    );
+    out += &field("MPI tasks per node", &config.num_cores);
+    out += &field("Neighbor tasks", &config.num_nbors);
+    out += &field("Iterations per message size", &config.num_iters);
+    out += &field("Send/Recv operations per iteration", &config.win_size);
+    out += "#\n";
+    out += "#                          average                  max                     min\n";
+    out +=
+        "# msgsize iters     msgs/sec    MiB/sec     msgs/sec    MiB/sec     msgs/sec    MiB/sec\n";
+    out
+}
+
+/// One row: msgsize, iters, then rate and bandwidth for average, max and min.
+pub fn row(msgsize: u64, iters: u64, rates: &Rates) -> String {
+    let r = rates;
+    format!(
+        "{msgsize:>8} {iters:>6} {:>12.2} {:>10.2} {:>12.2} {:>10.2} {:>12.2} {:>10.2}",
+        r.average.msgs_per_s,
+        r.average.mib_per_s,
+        r.max.msgs_per_s,
+        r.max.mib_per_s,
+        r.min.msgs_per_s,
+        r.min.mib_per_s
+    )
+}
+
+/// The `--verbose` block printed before the header: options, rank mapping, hosts.
+pub fn verbose(config: &Config, hosts: &[String]) -> String {
+    let mut out = String::new();
+    for (name, value) in [
+        ("num_cores", config.num_cores as u64),
+        ("num_nbors", config.num_nbors as u64),
+        ("num_iters", config.num_iters),
+        ("win_size", config.win_size as u64),
+        ("min_msgsize", config.min_msgsize),
+        ("max_msgsize", config.max_msgsize),
+    ] {
+        out += &format!("# {name} {value}\n");
+    }
+    out += "\n";
+    let topology = Topology {
+        num_cores: config.num_cores,
+        num_nbors: config.num_nbors,
+    };
+    for core in 0..config.num_cores {
+        let list: Vec<String> = topology
+            .neighbours_of(core)
+            .map(|r| r.to_string())
+            .collect();
+        out += &format!("# core rank {core} has neighbor ranks {}\n", list.join(" "));
+    }
+    out += "\n";
+    for (rank, host) in hosts.iter().enumerate() {
+        out += &format!("# rank {rank} is on {host}\n");
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::rates::Rate;
+
+    fn config() -> Config {
+        Config {
+            num_cores: 1,
+            num_nbors: 1,
+            num_iters: 4096,
+            win_size: 10,
+            min_msgsize: 0,
+            max_msgsize: 4_194_304,
+            validate: false,
+        }
+    }
+
+    fn same(rate: f64, mib: f64) -> Rates {
+        let r = Rate {
+            msgs_per_s: rate,
+            mib_per_s: mib,
+        };
+        Rates {
+            average: r,
+            max: r,
+            min: r,
+        }
+    }
+
+    #[test]
+    fn the_header_is_the_references_byte_for_byte() {
+        let expected = "\
+# SQMR v1.1.0 - MPI maximal message rate benchmark
+# Run at 12/01/26 18:43:18, with rank 0 on node001
+#
+# MPI tasks per node                 : 1
+# Neighbor tasks                     : 1
+# Iterations per message size        : 4096
+# Send/Recv operations per iteration : 10
+#
+#                          average                  max                     min
+# msgsize iters     msgs/sec    MiB/sec     msgs/sec    MiB/sec     msgs/sec    MiB/sec
+";
+        assert_eq!(header(&config(), "12/01/26 18:43:18", "node001"), expected);
+    }
+
+    #[test]
+    fn rows_are_the_references_byte_for_byte() {
+        assert_eq!(
+            row(0, 4096, &same(8_582_469.76, 0.0)),
+            "       0   4096   8582469.76       0.00   8582469.76       0.00   8582469.76       0.00"
+        );
+        assert_eq!(
+            row(1_048_576, 40, &same(13_522.48, 13_522.48)),
+            " 1048576     40     13522.48   13522.48     13522.48   13522.48     13522.48   13522.48"
+        );
+    }
+
+    #[test]
+    fn a_wide_value_widens_its_field_only() {
+        let r = Rates {
+            average: Rate {
+                msgs_per_s: 1.0,
+                mib_per_s: 2.0,
+            },
+            max: Rate {
+                msgs_per_s: 123_456_789_012.345,
+                mib_per_s: 3.0,
+            },
+            min: Rate {
+                msgs_per_s: 0.5,
+                mib_per_s: 0.25,
+            },
+        };
+        assert_eq!(
+            row(123_456_789, 1_234_567, &r),
+            "123456789 1234567         1.00       2.00 123456789012.35       3.00         0.50       0.25"
+        );
+    }
+
+    #[test]
+    fn verbose_lists_options_mapping_and_hosts_in_order() {
+        let mut c = config();
+        c.num_cores = 2;
+        c.num_nbors = 2;
+        let hosts: Vec<String> = ["a", "a", "b", "b", "c", "c"]
+            .iter()
+            .map(|s| s.to_string())
+            .collect();
+        let text = verbose(&c, &hosts);
+        assert!(text.starts_with("# num_cores 2\n# num_nbors 2\n# num_iters 4096\n"));
+        assert!(text.contains("# max_msgsize 4194304\n\n# core rank 0 has neighbor ranks 2 3\n"));
+        assert!(text.contains("# core rank 1 has neighbor ranks 4 5\n\n# rank 0 is on a\n"));
+        assert!(text.ends_with("# rank 5 is on c\n"));
+    }
+}
