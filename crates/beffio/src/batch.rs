@@ -96,7 +96,7 @@ mod tests {
         let mut done = 0;
         let mut elapsed = 0.0;
         let mut batch = p.first();
-        let mut last = 0.0;
+        let mut last;
         loop {
             let start = elapsed;
             for _ in 0..batch {

@@ -24,11 +24,10 @@ pub fn mb_per_s(bytes: u64, seconds: f64) -> f64 {
 pub fn format_size(bytes: u64) -> String {
     for (unit, name) in [(GB, "GB"), (MB, "MB"), (KB, "kB")] {
         if bytes >= unit {
-            if bytes % unit == 0 {
-                return format!("{} {}", bytes / unit, name);
-            }
-            if bytes % unit == 8 {
-                return format!("{} {}+8", bytes / unit, name);
+            match bytes % unit {
+                0 => return format!("{} {}", bytes / unit, name),
+                8 => return format!("{} {}+8", bytes / unit, name),
+                _ => {}
             }
         }
     }

@@ -1,0 +1,152 @@
+//! MPI errors as Rust errors that name the failing call and the file.
+
+use mpi::ffi;
+use std::os::raw::{c_char, c_int};
+
+/// An MPI-IO failure.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum Error {
+    /// An MPI call returned an error code.
+    #[error("{call} failed on '{file}': {message}")]
+    Mpi {
+        /// The failing MPI function, e.g. `MPI_File_write_all`.
+        call: &'static str,
+        /// The file it was called on.
+        file: String,
+        /// MPI's error code.
+        code: i32,
+        /// The error class of `code`.
+        class: ErrorClass,
+        /// MPI's text for the code (`MPI_Error_string`).
+        message: String,
+    },
+    /// A transfer completed with fewer elements than asked for (e.g. a full disk).
+    #[error("{call} on '{file}' moved {moved} of {requested} elements")]
+    Short {
+        /// The MPI function.
+        call: &'static str,
+        /// The file.
+        file: String,
+        /// Elements asked for.
+        requested: usize,
+        /// Elements moved.
+        moved: usize,
+    },
+    /// The arguments cannot be passed to MPI (a name with a NUL byte, a count over `i32::MAX`).
+    #[error("{call} on '{file}': {reason}")]
+    Invalid {
+        /// The MPI function.
+        call: &'static str,
+        /// The file.
+        file: String,
+        /// What is wrong.
+        reason: String,
+    },
+}
+
+/// The error classes a caller may want to tell apart.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ErrorClass {
+    /// `MPI_ERR_NO_SPACE`: the disk is full.
+    NoSpace,
+    /// `MPI_ERR_NO_SUCH_FILE`.
+    NoSuchFile,
+    /// `MPI_ERR_ACCESS`: permission denied.
+    Access,
+    /// `MPI_ERR_READ_ONLY`.
+    ReadOnly,
+    /// `MPI_ERR_IO`.
+    Io,
+    /// Any other class, with its number.
+    Other(i32),
+}
+
+impl ErrorClass {
+    fn from_class(class: c_int) -> ErrorClass {
+        match class as u32 {
+            ffi::MPI_ERR_NO_SPACE => ErrorClass::NoSpace,
+            ffi::MPI_ERR_NO_SUCH_FILE => ErrorClass::NoSuchFile,
+            ffi::MPI_ERR_ACCESS => ErrorClass::Access,
+            ffi::MPI_ERR_READ_ONLY => ErrorClass::ReadOnly,
+            ffi::MPI_ERR_IO => ErrorClass::Io,
+            _ => ErrorClass::Other(class),
+        }
+    }
+}
+
+impl Error {
+    /// Whether the failure means the file system is full.
+    pub fn is_no_space(&self) -> bool {
+        matches!(
+            self,
+            Error::Mpi {
+                class: ErrorClass::NoSpace,
+                ..
+            } | Error::Short { .. }
+        )
+    }
+
+    /// The file the failing call was made on.
+    pub fn file(&self) -> &str {
+        match self {
+            Error::Mpi { file, .. } | Error::Short { file, .. } | Error::Invalid { file, .. } => {
+                file
+            }
+        }
+    }
+}
+
+/// `Result` with an MPI-IO [`Error`].
+pub type Result<T> = std::result::Result<T, Error>;
+
+/// Turns an MPI return code into a `Result`.
+pub(crate) fn check(code: c_int, call: &'static str, file: &str) -> Result<()> {
+    if code == ffi::MPI_SUCCESS as c_int {
+        return Ok(());
+    }
+    Err(Error::Mpi {
+        call,
+        file: file.to_string(),
+        code,
+        class: ErrorClass::from_class(error_class(code)),
+        message: error_string(code),
+    })
+}
+
+fn error_class(code: c_int) -> c_int {
+    let mut class: c_int = 0;
+    // SAFETY: `class` is a valid out-pointer for one int; MPI_Error_class only writes it.
+    let rc = unsafe { ffi::MPI_Error_class(code, &mut class) };
+    if rc == ffi::MPI_SUCCESS as c_int {
+        class
+    } else {
+        code
+    }
+}
+
+/// MPI's text for an error code.
+pub(crate) fn error_string(code: c_int) -> String {
+    let mut buf = vec![0 as c_char; ffi::MPI_MAX_ERROR_STRING as usize + 1];
+    let mut len: c_int = 0;
+    // SAFETY: `buf` holds MPI_MAX_ERROR_STRING characters as the standard requires and `len`
+    // is a valid out-pointer; MPI writes at most that many characters.
+    let rc = unsafe { ffi::MPI_Error_string(code, buf.as_mut_ptr(), &mut len) };
+    if rc != ffi::MPI_SUCCESS as c_int {
+        return format!("MPI error code {code}");
+    }
+    let len = (len.max(0) as usize).min(buf.len());
+    let bytes: Vec<u8> = buf[..len].iter().map(|&c| c as u8).collect();
+    format!(
+        "{} (MPI error {code})",
+        String::from_utf8_lossy(&bytes).trim_end()
+    )
+}
+
+/// Converts a length to an MPI count.
+pub(crate) fn count(len: usize, call: &'static str, file: &str) -> Result<c_int> {
+    c_int::try_from(len).map_err(|_| Error::Invalid {
+        call,
+        file: file.to_string(),
+        reason: format!("{len} elements exceed MPI's int count"),
+    })
+}
