@@ -1,0 +1,333 @@
+//! Host discovery from a sysfs root (default `/sys`) plus the host's IP addresses.
+//!
+//! Addresses come from `getifaddrs` (through the `if-addrs` crate) for the live host.
+//! A fixture tree replaces that with a file `addrs` at its root (not part of real
+//! sysfs), one `IF ADDR/PREFIX` per line, `#` comments allowed; and a file `hostname`
+//! names the fixture host.
+
+use std::fs;
+use std::io;
+use std::path::{Path, PathBuf};
+
+use ipnet::IpNet;
+
+use crate::host::{Host, Netdev, NetdevKind, VerbsDevice, VerbsKind, VerbsPort};
+
+/// The default sysfs root.
+pub const DEFAULT_SYSFS: &str = "/sys";
+
+/// Where IP addresses come from.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum AddressSource {
+    /// The live host, via `getifaddrs`.
+    Live,
+    /// A file of `IF ADDR/PREFIX` lines.
+    File(PathBuf),
+}
+
+/// How to discover a host.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Discovery {
+    /// The sysfs root.
+    pub sysfs: PathBuf,
+    /// Where addresses come from.
+    pub addresses: AddressSource,
+    /// The host name to report; `None` reads the live host name.
+    pub hostname: Option<String>,
+}
+
+/// A failure to read the host's networks.
+#[derive(Debug, thiserror::Error)]
+pub enum DiscoveryError {
+    /// The sysfs root has no `class/net`.
+    #[error("cannot read network interfaces under {path}: {source}")]
+    Sysfs {
+        /// The directory that could not be read.
+        path: PathBuf,
+        /// The underlying error.
+        source: io::Error,
+    },
+    /// `getifaddrs` failed.
+    #[error("cannot read this host's IP addresses: {0}")]
+    Addresses(io::Error),
+    /// A malformed line in an address file.
+    #[error("{path}:{line}: expected `IF ADDR/PREFIX`, got `{text}`")]
+    AddressFile {
+        /// The file.
+        path: PathBuf,
+        /// Line number from 1.
+        line: usize,
+        /// The line.
+        text: String,
+    },
+}
+
+impl Discovery {
+    /// Discovery of the live host: `/sys` and `getifaddrs`.
+    pub fn live() -> Discovery {
+        Discovery {
+            sysfs: PathBuf::from(DEFAULT_SYSFS),
+            addresses: AddressSource::Live,
+            hostname: None,
+        }
+    }
+
+    /// Discovery of a sysfs root: a fixture tree's `addrs` and `hostname` files are used
+    /// when present, otherwise the live host's addresses and name.
+    pub fn at(root: impl Into<PathBuf>) -> Discovery {
+        let sysfs: PathBuf = root.into();
+        let addr_file = sysfs.join("addrs");
+        let addresses = if addr_file.is_file() {
+            AddressSource::File(addr_file)
+        } else {
+            AddressSource::Live
+        };
+        let hostname = fs::read_to_string(sysfs.join("hostname"))
+            .ok()
+            .map(|s| s.trim().to_string())
+            .filter(|s| !s.is_empty());
+        Discovery {
+            sysfs,
+            addresses,
+            hostname,
+        }
+    }
+
+    /// Reads the host.
+    pub fn discover(&self) -> Result<Host, DiscoveryError> {
+        let addrs = match &self.addresses {
+            AddressSource::Live => live_addresses()?,
+            AddressSource::File(p) => file_addresses(p)?,
+        };
+        let net_dir = self.sysfs.join("class/net");
+        let mut netdevs = Vec::new();
+        for name in list_dir(&net_dir).map_err(|source| DiscoveryError::Sysfs {
+            path: net_dir.clone(),
+            source,
+        })? {
+            netdevs.push(read_netdev(&net_dir.join(&name), &name, &addrs));
+        }
+        netdevs.sort_by(|a, b| a.name.cmp(&b.name));
+        mark_hardware_backed(&mut netdevs);
+        let ib_dir = self.sysfs.join("class/infiniband");
+        let mut verbs: Vec<VerbsDevice> = list_dir(&ib_dir)
+            .unwrap_or_default()
+            .into_iter()
+            .map(|name| read_verbs(&ib_dir.join(&name), &name))
+            .collect();
+        verbs.sort_by(|a, b| a.name.cmp(&b.name));
+        let hostname = self.hostname.clone().unwrap_or_else(live_hostname);
+        Ok(Host {
+            hostname,
+            netdevs,
+            verbs,
+        })
+    }
+}
+
+/// The live host name: `/proc/sys/kernel/hostname`, else `$HOSTNAME`, else `localhost`.
+pub fn live_hostname() -> String {
+    fs::read_to_string("/proc/sys/kernel/hostname")
+        .ok()
+        .map(|s| s.trim().to_string())
+        .filter(|s| !s.is_empty())
+        .or_else(|| std::env::var("HOSTNAME").ok())
+        .unwrap_or_else(|| "localhost".to_string())
+}
+
+fn list_dir(dir: &Path) -> io::Result<Vec<String>> {
+    let mut names = Vec::new();
+    for entry in fs::read_dir(dir)? {
+        let name = entry?.file_name().to_string_lossy().into_owned();
+        if !name.starts_with('.') {
+            names.push(name);
+        }
+    }
+    names.sort();
+    Ok(names)
+}
+
+fn read_trimmed(path: &Path) -> Option<String> {
+    fs::read_to_string(path)
+        .ok()
+        .map(|s| s.trim().to_string())
+        .filter(|s| !s.is_empty())
+}
+
+/// The last component of a symlink's target (a driver link's target names the driver).
+fn link_name(path: &Path) -> Option<String> {
+    fs::read_link(path)
+        .ok()
+        .and_then(|t| t.file_name().map(|n| n.to_string_lossy().into_owned()))
+}
+
+fn read_netdev(dir: &Path, name: &str, addrs: &[(String, IpNet)]) -> Netdev {
+    let kind = read_trimmed(&dir.join("type"))
+        .and_then(|t| t.parse().ok())
+        .map(NetdevKind::from_arphrd)
+        .unwrap_or(NetdevKind::Other(0));
+    let device = dir.join("device");
+    let is_virtual = !device.exists();
+    let driver = if is_virtual {
+        None
+    } else {
+        link_name(&device.join("driver"))
+    };
+    let lower = list_dir(dir)
+        .unwrap_or_default()
+        .into_iter()
+        .filter_map(|e| e.strip_prefix("lower_").map(str::to_string))
+        .collect();
+    Netdev {
+        name: name.to_string(),
+        kind,
+        is_virtual,
+        hardware_backed: !is_virtual,
+        driver,
+        operstate: read_trimmed(&dir.join("operstate")),
+        master: link_name(&dir.join("master")),
+        lower,
+        addrs: addrs
+            .iter()
+            .filter(|(ifname, _)| ifname == name)
+            .map(|(_, a)| *a)
+            .collect(),
+    }
+}
+
+/// A virtual netdev over physical ones (bond, VLAN) counts as hardware-backed.
+fn mark_hardware_backed(netdevs: &mut [Netdev]) {
+    // Stacks are shallow; iterate to a fixed point.
+    for _ in 0..netdevs.len() {
+        let backed: Vec<String> = netdevs
+            .iter()
+            .filter(|n| n.hardware_backed)
+            .map(|n| n.name.clone())
+            .collect();
+        let mut changed = false;
+        for n in netdevs.iter_mut() {
+            if !n.hardware_backed && n.lower.iter().any(|l| backed.contains(l)) {
+                n.hardware_backed = true;
+                changed = true;
+            }
+        }
+        if !changed {
+            break;
+        }
+    }
+}
+
+fn read_verbs(dir: &Path, name: &str) -> VerbsDevice {
+    let node_type = read_trimmed(&dir.join("node_type"));
+    let driver = link_name(&dir.join("device/driver"));
+    let device_net = list_dir(&dir.join("device/net")).unwrap_or_default();
+    let ports_dir = dir.join("ports");
+    let mut ports: Vec<VerbsPort> = list_dir(&ports_dir)
+        .unwrap_or_default()
+        .into_iter()
+        .filter_map(|p| p.parse::<u32>().ok())
+        .map(|number| {
+            let pdir = ports_dir.join(number.to_string());
+            let mut netdevs: Vec<String> = list_dir(&pdir.join("gid_attrs/ndevs"))
+                .unwrap_or_default()
+                .into_iter()
+                .filter_map(|idx| read_trimmed(&pdir.join("gid_attrs/ndevs").join(idx)))
+                .collect();
+            netdevs.sort();
+            netdevs.dedup();
+            if netdevs.is_empty() {
+                netdevs = device_net.clone();
+            }
+            VerbsPort {
+                number,
+                link_layer: read_trimmed(&pdir.join("link_layer")),
+                state: read_trimmed(&pdir.join("state")),
+                netdevs,
+            }
+        })
+        .collect();
+    ports.sort_by_key(|p| p.number);
+    let kind = verbs_kind(node_type.as_deref(), driver.as_deref(), name, &ports);
+    VerbsDevice {
+        name: name.to_string(),
+        node_type,
+        kind,
+        driver,
+        ports,
+    }
+}
+
+fn verbs_kind(
+    node_type: Option<&str>,
+    driver: Option<&str>,
+    name: &str,
+    ports: &[VerbsPort],
+) -> VerbsKind {
+    let number = node_type
+        .and_then(|t| t.split(':').next())
+        .and_then(|n| n.trim().parse::<u32>().ok());
+    match number {
+        Some(4) => VerbsKind::Iwarp,
+        Some(5) | Some(6) => VerbsKind::Usnic,
+        Some(1) => {
+            let opa_driver = matches!(driver, Some("hfi1") | Some("qib"));
+            if opa_driver || name.starts_with("hfi1_") || name.starts_with("qib") {
+                return VerbsKind::OmniPath;
+            }
+            let ethernet = ports.iter().any(|p| {
+                p.link_layer
+                    .as_deref()
+                    .is_some_and(|l| l.eq_ignore_ascii_case("ethernet"))
+            });
+            if ethernet {
+                VerbsKind::Roce
+            } else {
+                VerbsKind::Infiniband
+            }
+        }
+        _ => VerbsKind::Other,
+    }
+}
+
+fn live_addresses() -> Result<Vec<(String, IpNet)>, DiscoveryError> {
+    let ifaces = if_addrs::get_if_addrs().map_err(DiscoveryError::Addresses)?;
+    let mut out = Vec::new();
+    for iface in ifaces {
+        let (ip, len) = match &iface.addr {
+            if_addrs::IfAddr::V4(a) => (std::net::IpAddr::V4(a.ip), a.prefixlen),
+            if_addrs::IfAddr::V6(a) => (std::net::IpAddr::V6(a.ip), a.prefixlen),
+        };
+        if let Ok(net) = IpNet::new(ip, len) {
+            out.push((iface.name.clone(), net));
+        }
+    }
+    Ok(out)
+}
+
+/// Reads an address file: one `IF ADDR/PREFIX` per line; blank lines and `#` comments
+/// are skipped.
+pub fn file_addresses(path: &Path) -> Result<Vec<(String, IpNet)>, DiscoveryError> {
+    let text = fs::read_to_string(path).map_err(|source| DiscoveryError::Sysfs {
+        path: path.to_path_buf(),
+        source,
+    })?;
+    let mut out = Vec::new();
+    for (i, raw) in text.lines().enumerate() {
+        let line = raw.split('#').next().unwrap_or_default().trim();
+        if line.is_empty() {
+            continue;
+        }
+        let bad = || DiscoveryError::AddressFile {
+            path: path.to_path_buf(),
+            line: i + 1,
+            text: raw.to_string(),
+        };
+        let mut words = line.split_whitespace();
+        let (Some(ifname), Some(addr), None) = (words.next(), words.next(), words.next()) else {
+            return Err(bad());
+        };
+        let net: IpNet = addr.parse().map_err(|_| bad())?;
+        out.push((ifname.to_string(), net));
+    }
+    Ok(out)
+}

@@ -1,0 +1,203 @@
+//! What a host has, as discovery sees it: netdevs and verbs devices.
+
+use std::fmt;
+
+use ipnet::IpNet;
+use serde::Serialize;
+
+/// The kind of a netdev, from `/sys/class/net/IF/type`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum NetdevKind {
+    /// Type 1: Ethernet (also veth, bridge, bond, VLAN, Wi-Fi).
+    Ethernet,
+    /// Type 32: InfiniBand (IPoIB, also on Omni-Path).
+    Ipoib,
+    /// Type 772: loopback.
+    Loopback,
+    /// Any other ARPHRD type.
+    Other(u32),
+}
+
+impl NetdevKind {
+    /// The kind for an ARPHRD number.
+    pub fn from_arphrd(n: u32) -> NetdevKind {
+        match n {
+            1 => NetdevKind::Ethernet,
+            32 => NetdevKind::Ipoib,
+            772 => NetdevKind::Loopback,
+            other => NetdevKind::Other(other),
+        }
+    }
+}
+
+impl fmt::Display for NetdevKind {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            NetdevKind::Ethernet => f.write_str("ethernet"),
+            NetdevKind::Ipoib => f.write_str("ipoib"),
+            NetdevKind::Loopback => f.write_str("loopback"),
+            NetdevKind::Other(n) => write!(f, "type-{n}"),
+        }
+    }
+}
+
+/// One network interface.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Netdev {
+    /// Interface name (`eth0`, `ib0`, `bond0`).
+    pub name: String,
+    /// Kind from the ARPHRD type.
+    pub kind: NetdevKind,
+    /// True when the netdev has no `device` link (veth, bridge, bond, VLAN, dummy).
+    pub is_virtual: bool,
+    /// True when the netdev is physical or sits on physical netdevs (a bond or VLAN
+    /// over a NIC), following its `lower_*` links.
+    pub hardware_backed: bool,
+    /// Driver name from `device/driver` (`mlx5_core`, `enic`, `hfi1`), if physical.
+    pub driver: Option<String>,
+    /// `operstate` (`up`, `down`, `unknown`), if readable.
+    pub operstate: Option<String>,
+    /// The bond or bridge this netdev is enslaved to, from its `master` link.
+    pub master: Option<String>,
+    /// Netdevs below this one (`lower_*` links: bond slaves, VLAN parent).
+    pub lower: Vec<String>,
+    /// IPv4 and IPv6 addresses with prefix length.
+    pub addrs: Vec<IpNet>,
+}
+
+impl Netdev {
+    /// True when the netdev can carry MPI traffic over IP: not loopback and with an address.
+    pub fn carries_ip(&self) -> bool {
+        self.kind != NetdevKind::Loopback && !self.addrs.is_empty()
+    }
+
+    /// True when any address lies in `net`.
+    pub fn in_network(&self, net: &IpNet) -> bool {
+        self.addrs.iter().any(|a| net.contains(&a.addr()))
+    }
+}
+
+/// The kind of a verbs device, from `node_type`, the link layer and the driver.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum VerbsKind {
+    /// `1: CA` with InfiniBand link layer.
+    Infiniband,
+    /// `1: CA` with Ethernet link layer.
+    Roce,
+    /// `4: RNIC`.
+    Iwarp,
+    /// `5: usNIC` or `6: usNIC UDP`.
+    Usnic,
+    /// An InfiniBand-like CA driven by `hfi1` (or `qib`): Omni-Path.
+    OmniPath,
+    /// Anything else.
+    Other,
+}
+
+impl fmt::Display for VerbsKind {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            VerbsKind::Infiniband => "infiniband",
+            VerbsKind::Roce => "roce",
+            VerbsKind::Iwarp => "iwarp",
+            VerbsKind::Usnic => "usnic",
+            VerbsKind::OmniPath => "omnipath",
+            VerbsKind::Other => "other",
+        })
+    }
+}
+
+/// One port of a verbs device.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct VerbsPort {
+    /// Port number (from 1).
+    pub number: u32,
+    /// `link_layer`: `InfiniBand` or `Ethernet`.
+    pub link_layer: Option<String>,
+    /// `state`, e.g. `4: ACTIVE`.
+    pub state: Option<String>,
+    /// Netdevs behind the port (`gid_attrs/ndevs/*`, else `device/net/`).
+    pub netdevs: Vec<String>,
+}
+
+impl VerbsPort {
+    /// True when the port state is `4: ACTIVE` (or unknown: then we do not guess).
+    pub fn is_active(&self) -> bool {
+        self.state
+            .as_deref()
+            .map(|s| s.trim_start().starts_with('4') || s.contains("ACTIVE"))
+            .unwrap_or(true)
+    }
+}
+
+/// One verbs (RDMA) device under `/sys/class/infiniband`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct VerbsDevice {
+    /// Device name (`mlx5_0`, `hfi1_0`, `usnic_0`).
+    pub name: String,
+    /// `node_type` as read, e.g. `1: CA`.
+    pub node_type: Option<String>,
+    /// Kind derived from node type, link layer and driver.
+    pub kind: VerbsKind,
+    /// Driver from `device/driver`.
+    pub driver: Option<String>,
+    /// Ports, by number.
+    pub ports: Vec<VerbsPort>,
+}
+
+/// Everything discovery found on one host.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Host {
+    /// The host name, for messages.
+    pub hostname: String,
+    /// Netdevs, sorted by name.
+    pub netdevs: Vec<Netdev>,
+    /// Verbs devices, sorted by name.
+    pub verbs: Vec<VerbsDevice>,
+}
+
+impl Host {
+    /// The netdev of this name, case-insensitively.
+    pub fn netdev(&self, name: &str) -> Option<&Netdev> {
+        self.netdevs
+            .iter()
+            .find(|n| n.name.eq_ignore_ascii_case(name))
+    }
+
+    /// The verbs device of this name, case-insensitively.
+    pub fn verbs_device(&self, name: &str) -> Option<&VerbsDevice> {
+        self.verbs
+            .iter()
+            .find(|v| v.name.eq_ignore_ascii_case(name))
+    }
+
+    /// A one-line summary of what the host has, for error messages:
+    /// `eth0 (ethernet, 10.0.0.1/24), ib0 (ipoib), mlx5_0:1 (infiniband)`.
+    pub fn summary(&self) -> String {
+        let mut parts: Vec<String> = Vec::new();
+        for n in self
+            .netdevs
+            .iter()
+            .filter(|n| n.kind != NetdevKind::Loopback)
+        {
+            let mut desc = vec![n.kind.to_string()];
+            if n.is_virtual {
+                desc.push("virtual".into());
+            }
+            desc.extend(n.addrs.iter().map(|a| a.to_string()));
+            parts.push(format!("{} ({})", n.name, desc.join(", ")));
+        }
+        for v in &self.verbs {
+            for p in &v.ports {
+                parts.push(format!("{}:{} ({})", v.name, p.number, v.kind));
+            }
+        }
+        if parts.is_empty() {
+            "no network besides loopback".to_string()
+        } else {
+            parts.join(", ")
+        }
+    }
+}

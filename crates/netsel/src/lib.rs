@@ -1,0 +1,38 @@
+//! Network selection for MPI jobs, without an MPI dependency.
+//!
+//! One switch, `--enable|--disable NETWORK[:QUALIFIER],...`, parsed once
+//! ([`grammar`]), resolved against each host's real interfaces ([`discovery`],
+//! [`resolve`]) and translated into the settings of the MPI library in use
+//! ([`flavour`], [`path`], [`translate`]). [`apply_to_env`] does it all for the
+//! current process before `MPI_Init`; [`format`] prints reports.
+//!
+//! ```
+//! use netsel::{Mode, Selection};
+//! let s = Selection::parse(Mode::Enable, "mlx5_0:1:ucx, 10.20.0.0/16").unwrap();
+//! assert!(s.names("MLX5_0"));
+//! assert_eq!(s.list(), "mlx5_0:1:ucx,10.20.0.0/16");
+//! ```
+
+#![forbid(unsafe_code)]
+
+pub mod discovery;
+pub mod error;
+pub mod flavour;
+pub mod format;
+pub mod grammar;
+pub mod host;
+pub mod path;
+pub mod plan;
+pub mod resolve;
+pub mod settings;
+pub mod translate;
+
+pub use discovery::{AddressSource, Discovery, DiscoveryError};
+pub use error::GrammarError;
+pub use flavour::{Flavour, MpichDevice};
+pub use grammar::{HumanName, Item, Mode, Network, Qualifier, Selection};
+pub use host::{Host, Netdev, NetdevKind, VerbsDevice, VerbsKind, VerbsPort};
+pub use plan::{apply_to_env, apply_with, plan, Conflict, Error, Report};
+pub use resolve::{resolve, Resolution};
+pub use settings::{Knob, Setting};
+pub use translate::{translate, Translation};

@@ -1,0 +1,177 @@
+//! The whole pipeline on one host — resolve, translate, check against the current
+//! environment — and applying the result to this process before `MPI_Init`.
+//!
+//! Conflict policy: a user's own setting of a knob we would set (or of a knob that must
+//! stay unset beside ours, like `btl_tcp_if_exclude` beside `btl_tcp_if_include`) is an
+//! error listing every such knob, unless the user's value equals ours (then it is kept
+//! and reported as "already set"). We never override silently and never keep a value
+//! that would contradict the selection, because a half-applied selection is worse than
+//! none.
+
+use std::collections::BTreeMap;
+
+use serde::Serialize;
+
+use crate::discovery::{Discovery, DiscoveryError};
+use crate::error::GrammarError;
+use crate::flavour::Flavour;
+use crate::grammar::Selection;
+use crate::host::Host;
+use crate::resolve::{resolve, NoNetwork, Resolution};
+use crate::settings::Setting;
+use crate::translate::{translate, Translation, TranslationError};
+
+/// A knob the user already set differently.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Conflict {
+    /// The environment variable.
+    pub variable: String,
+    /// The user's value.
+    pub user_value: String,
+    /// What we would set, or `None` when ours requires it to be unset.
+    pub ours: Option<String>,
+}
+
+impl std::fmt::Display for Conflict {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match &self.ours {
+            Some(v) => write!(
+                f,
+                "{}={} (the selection needs {v})",
+                self.variable, self.user_value
+            ),
+            None => write!(
+                f,
+                "{}={} (the selection needs it unset)",
+                self.variable, self.user_value
+            ),
+        }
+    }
+}
+
+/// Every way the pipeline can fail.
+#[derive(Debug, thiserror::Error)]
+pub enum Error {
+    /// A malformed list.
+    #[error(transparent)]
+    Grammar(#[from] GrammarError),
+    /// The host could not be read.
+    #[error(transparent)]
+    Discovery(#[from] DiscoveryError),
+    /// Nothing left to use.
+    #[error(transparent)]
+    NoNetwork(#[from] NoNetwork),
+    /// The flavour cannot honour the selection.
+    #[error(transparent)]
+    Translation(#[from] TranslationError),
+    /// The user set knobs differently.
+    #[error("host {hostname}: already set in the environment, and never overridden silently: {}; unset them or drop the selection", list_conflicts(.conflicts))]
+    Conflicts {
+        /// The host.
+        hostname: String,
+        /// The knobs.
+        conflicts: Vec<Conflict>,
+    },
+}
+
+fn list_conflicts(c: &[Conflict]) -> String {
+    c.iter()
+        .map(|c| c.to_string())
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
+/// The full outcome on one host.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Report {
+    /// What the host has.
+    pub host: Host,
+    /// What was matched and left out.
+    pub resolution: Resolution,
+    /// The settings for the flavour.
+    pub translation: Translation,
+    /// Settings the user had already set to the same value.
+    pub already_set: Vec<String>,
+}
+
+impl Report {
+    /// The settings to apply (those not already set to the same value).
+    pub fn to_apply(&self) -> impl Iterator<Item = &Setting> {
+        self.translation
+            .settings
+            .iter()
+            .filter(|s| !self.already_set.contains(&s.knob.env_name()))
+    }
+}
+
+/// Resolves and translates on a discovered host, checking against an environment.
+pub fn plan(
+    selection: &Selection,
+    flavour: Flavour,
+    host: &Host,
+    environment: &BTreeMap<String, String>,
+) -> Result<Report, Error> {
+    let resolution = resolve(selection, host)?;
+    let translation = translate(&resolution, flavour)?;
+    let mut conflicts = Vec::new();
+    let mut already_set = Vec::new();
+    for s in &translation.settings {
+        let name = s.knob.env_name();
+        if let Some(user) = environment.get(&name) {
+            if user == &s.value {
+                already_set.push(name.clone());
+            } else {
+                conflicts.push(Conflict {
+                    variable: name.clone(),
+                    user_value: user.clone(),
+                    ours: Some(s.value.clone()),
+                });
+            }
+        }
+        for other in &s.must_be_unset {
+            let oname = other.env_name();
+            if let Some(user) = environment.get(&oname) {
+                conflicts.push(Conflict {
+                    variable: oname,
+                    user_value: user.clone(),
+                    ours: None,
+                });
+            }
+        }
+    }
+    if !conflicts.is_empty() {
+        return Err(Error::Conflicts {
+            hostname: host.hostname.clone(),
+            conflicts,
+        });
+    }
+    Ok(Report {
+        host: host.clone(),
+        resolution,
+        translation,
+        already_set,
+    })
+}
+
+/// Discovers this host, plans against this process's environment and sets the
+/// environment (MCA parameters as `OMPI_MCA_*`). Call before `MPI_Init`, before any
+/// other thread starts.
+pub fn apply_to_env(selection: &Selection, flavour: Flavour) -> Result<Report, Error> {
+    apply_with(selection, flavour, &Discovery::live())
+}
+
+/// Like [`apply_to_env`] with an explicit discovery (e.g. a fixture sysfs root).
+pub fn apply_with(
+    selection: &Selection,
+    flavour: Flavour,
+    discovery: &Discovery,
+) -> Result<Report, Error> {
+    let host = discovery.discover()?;
+    let environment: BTreeMap<String, String> = std::env::vars().collect();
+    let report = plan(selection, flavour, &host, &environment)?;
+    for s in report.to_apply() {
+        let (k, v) = s.env_pair();
+        std::env::set_var(k, v);
+    }
+    Ok(report)
+}

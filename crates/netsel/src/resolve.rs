@@ -1,0 +1,488 @@
+//! Resolution of a selection on one host: which IP interfaces and which verbs ports to
+//! use, each with the reason, and what is left out and why.
+//!
+//! What an item reaches on the host:
+//!
+//! | item | verbs ports | IP interfaces |
+//! |---|---|---|
+//! | `ib`, `opa`, `roce`, `iwarp`, `usnic` | ports of that kind | only with `:tcp`: the netdevs behind those ports |
+//! | `eth` | RoCE, iWARP and usNIC ports | hardware-backed Ethernet netdevs (bonds and VLANs over NICs included; veth, bridges without NICs, docker0 not) |
+//! | a netdev name | the ports whose netdev it is | that netdev |
+//! | a verbs device name, with optional port | its ports (or that port) | the netdevs behind them |
+//! | a CIDR | the ports whose netdev has an address inside | netdevs with an address inside |
+//!
+//! A qualifier then narrows: `tcp` keeps only IP interfaces; `verbs`, `psm2` and `usnic`
+//! keep only verbs ports; `ucx`, `ofi` and `mtl` keep both. Loopback, netdevs without an
+//! address and ports that are not ACTIVE are never candidates.
+
+use std::collections::BTreeSet;
+
+use ipnet::IpNet;
+use serde::Serialize;
+
+use crate::grammar::{HumanName, Item, Mode, Network, Qualifier, Selection};
+use crate::host::{Host, NetdevKind, VerbsKind};
+
+/// An IP interface chosen for use.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct IpUse {
+    /// Netdev name as the host spells it.
+    pub name: String,
+    /// Its addresses.
+    pub addrs: Vec<IpNet>,
+    /// The kind of netdev.
+    pub kind: NetdevKind,
+    /// Qualifiers of the items that chose it (empty: no qualifier given).
+    pub qualifiers: BTreeSet<Qualifier>,
+    /// True when an item without qualifier chose it.
+    pub unqualified: bool,
+    /// Why it is used.
+    pub reasons: Vec<String>,
+}
+
+/// A verbs port chosen for use.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct PortUse {
+    /// Verbs device name.
+    pub device: String,
+    /// Port number.
+    pub port: u32,
+    /// The device's kind.
+    pub kind: VerbsKind,
+    /// Netdevs behind the port.
+    pub netdevs: Vec<String>,
+    /// Qualifiers of the items that chose it.
+    pub qualifiers: BTreeSet<Qualifier>,
+    /// True when an item without qualifier chose it.
+    pub unqualified: bool,
+    /// Why it is used.
+    pub reasons: Vec<String>,
+}
+
+impl PortUse {
+    /// `dev:port`.
+    pub fn id(&self) -> String {
+        format!("{}:{}", self.device, self.port)
+    }
+}
+
+/// Something the host has that will not be used.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct LeftOut {
+    /// The interface or `dev:port`.
+    pub what: String,
+    /// Why.
+    pub reason: String,
+}
+
+/// An `--enable` item that matched nothing on this host.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Unmatched {
+    /// The item as printed.
+    pub item: String,
+    /// What the host has, for the message.
+    pub host_has: String,
+}
+
+/// The outcome of resolving a selection on one host.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Resolution {
+    /// The host name.
+    pub hostname: String,
+    /// Enable or disable.
+    pub mode: Mode,
+    /// The list as given (normalised).
+    pub list: String,
+    /// IP interfaces to use.
+    pub ip: Vec<IpUse>,
+    /// Verbs ports to use.
+    pub ports: Vec<PortUse>,
+    /// IP interfaces matched by `--disable` items (for exclude lists).
+    pub excluded_ip: Vec<String>,
+    /// Verbs ports matched by `--disable` items.
+    pub excluded_ports: Vec<String>,
+    /// What is not used, and why.
+    pub left_out: Vec<LeftOut>,
+    /// `--enable` items that matched nothing.
+    pub unmatched: Vec<Unmatched>,
+}
+
+/// The selection leaves the host without any network.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{switch} {list} leaves host {hostname} with no network{detail}; it has: {host_has}")]
+pub struct NoNetwork {
+    /// The host.
+    pub hostname: String,
+    /// `--enable` or `--disable`.
+    pub switch: &'static str,
+    /// The list.
+    pub list: String,
+    /// Extra detail (items that matched nothing).
+    pub detail: String,
+    /// What the host has.
+    pub host_has: String,
+}
+
+#[derive(Default)]
+struct Matches {
+    ip: Vec<String>,
+    ports: Vec<(String, u32)>,
+}
+
+fn netdevs_behind(host: &Host, kinds: &[VerbsKind]) -> Vec<String> {
+    let mut out: Vec<String> = host
+        .verbs
+        .iter()
+        .filter(|v| kinds.contains(&v.kind))
+        .flat_map(|v| v.ports.iter().flat_map(|p| p.netdevs.iter().cloned()))
+        .collect();
+    out.sort();
+    out.dedup();
+    out
+}
+
+fn ports_of(host: &Host, kinds: &[VerbsKind]) -> Vec<(String, u32)> {
+    host.verbs
+        .iter()
+        .filter(|v| kinds.contains(&v.kind))
+        .flat_map(|v| v.ports.iter().map(|p| (v.name.clone(), p.number)))
+        .collect()
+}
+
+fn ports_behind_netdevs(host: &Host, names: &[String]) -> Vec<(String, u32)> {
+    host.verbs
+        .iter()
+        .flat_map(|v| {
+            v.ports
+                .iter()
+                .filter(|p| p.netdevs.iter().any(|n| names.contains(n)))
+                .map(|p| (v.name.clone(), p.number))
+        })
+        .collect()
+}
+
+fn human_kinds(h: HumanName) -> &'static [VerbsKind] {
+    match h {
+        HumanName::Infiniband => &[VerbsKind::Infiniband],
+        HumanName::Roce => &[VerbsKind::Roce],
+        HumanName::Iwarp => &[VerbsKind::Iwarp],
+        HumanName::Usnic => &[VerbsKind::Usnic],
+        HumanName::OmniPath => &[VerbsKind::OmniPath],
+        HumanName::Ethernet => &[VerbsKind::Roce, VerbsKind::Iwarp, VerbsKind::Usnic],
+    }
+}
+
+fn item_matches(host: &Host, item: &Item) -> Matches {
+    let mut m = Matches::default();
+    match &item.network {
+        Network::Human(h) => {
+            m.ports = ports_of(host, human_kinds(*h));
+            m.ip = match h {
+                HumanName::Ethernet => host
+                    .netdevs
+                    .iter()
+                    .filter(|n| n.kind == NetdevKind::Ethernet && n.hardware_backed)
+                    .map(|n| n.name.clone())
+                    .collect(),
+                _ if item.qualifier == Some(Qualifier::Tcp) => {
+                    let mut ip = netdevs_behind(host, human_kinds(*h));
+                    if matches!(h, HumanName::Infiniband | HumanName::OmniPath) {
+                        let opa = *h == HumanName::OmniPath;
+                        ip.extend(
+                            host.netdevs
+                                .iter()
+                                .filter(|n| {
+                                    n.kind == NetdevKind::Ipoib
+                                        && (n.driver.as_deref() == Some("hfi1")) == opa
+                                })
+                                .map(|n| n.name.clone()),
+                        );
+                    }
+                    ip
+                }
+                _ => Vec::new(),
+            };
+        }
+        Network::Device { name, port } => {
+            if let Some(n) = host.netdev(name) {
+                if port.is_none() {
+                    m.ip.push(n.name.clone());
+                    m.ports = ports_behind_netdevs(host, std::slice::from_ref(&n.name));
+                }
+            }
+            if let Some(v) = host.verbs_device(name) {
+                for p in v
+                    .ports
+                    .iter()
+                    .filter(|p| port.is_none() || *port == Some(p.number))
+                {
+                    m.ports.push((v.name.clone(), p.number));
+                    m.ip.extend(p.netdevs.iter().cloned());
+                }
+            }
+        }
+        Network::Cidr(net) => {
+            m.ip = host
+                .netdevs
+                .iter()
+                .filter(|n| n.in_network(net))
+                .map(|n| n.name.clone())
+                .collect();
+            m.ports = ports_behind_netdevs(host, &m.ip);
+        }
+    }
+    match item.qualifier {
+        Some(Qualifier::Tcp) => m.ports.clear(),
+        Some(Qualifier::Verbs | Qualifier::Psm2 | Qualifier::Usnic) => m.ip.clear(),
+        _ => {}
+    }
+    m.ip.sort();
+    m.ip.dedup();
+    m.ports.sort();
+    m.ports.dedup();
+    m
+}
+
+/// Resolves a selection on a host. Fails only when nothing is left to use.
+pub fn resolve(selection: &Selection, host: &Host) -> Result<Resolution, NoNetwork> {
+    let mut left_out = Vec::new();
+    // Candidates: IP-capable netdevs and active ports.
+    let mut ip_candidates = Vec::new();
+    for n in &host.netdevs {
+        if n.kind == NetdevKind::Loopback {
+            left_out.push(LeftOut {
+                what: n.name.clone(),
+                reason:
+                    "loopback: process loopback and shared memory are always kept, not selectable"
+                        .into(),
+            });
+        } else if n.addrs.is_empty() {
+            let why = match &n.master {
+                Some(m) => format!("no IP address (enslaved to {m})"),
+                None => "no IP address".to_string(),
+            };
+            left_out.push(LeftOut {
+                what: n.name.clone(),
+                reason: why,
+            });
+        } else {
+            ip_candidates.push(n);
+        }
+    }
+    let mut port_candidates = Vec::new();
+    for v in &host.verbs {
+        for p in &v.ports {
+            if p.is_active() {
+                port_candidates.push((v, p));
+            } else {
+                left_out.push(LeftOut {
+                    what: format!("{}:{}", v.name, p.number),
+                    reason: format!(
+                        "port is not active (state {})",
+                        p.state.as_deref().unwrap_or("unknown")
+                    ),
+                });
+            }
+        }
+    }
+
+    let mut ip: Vec<IpUse> = Vec::new();
+    let mut ports: Vec<PortUse> = Vec::new();
+    let mut unmatched = Vec::new();
+    let mut excluded_ip = Vec::new();
+    let mut excluded_ports = Vec::new();
+
+    let per_item: Vec<(&Item, Matches)> = selection
+        .items
+        .iter()
+        .map(|i| (i, item_matches(host, i)))
+        .collect();
+
+    match selection.mode {
+        Mode::Enable => {
+            for (item, m) in &per_item {
+                let mut hit = false;
+                for name in &m.ip {
+                    let Some(n) = ip_candidates.iter().find(|c| &c.name == name) else {
+                        continue;
+                    };
+                    hit = true;
+                    let entry = match ip.iter_mut().find(|u| &u.name == name) {
+                        Some(e) => e,
+                        None => {
+                            ip.push(IpUse {
+                                name: n.name.clone(),
+                                addrs: n.addrs.clone(),
+                                kind: n.kind,
+                                qualifiers: BTreeSet::new(),
+                                unqualified: false,
+                                reasons: Vec::new(),
+                            });
+                            ip.last_mut().expect("just pushed")
+                        }
+                    };
+                    add_qualifier(&mut entry.qualifiers, &mut entry.unqualified, item);
+                    entry
+                        .reasons
+                        .push(format!("named by --enable item `{item}`"));
+                }
+                for (dev, num) in &m.ports {
+                    let Some((v, p)) = port_candidates
+                        .iter()
+                        .find(|(v, p)| &v.name == dev && p.number == *num)
+                    else {
+                        continue;
+                    };
+                    hit = true;
+                    let entry = match ports
+                        .iter_mut()
+                        .find(|u| &u.device == dev && u.port == *num)
+                    {
+                        Some(e) => e,
+                        None => {
+                            ports.push(PortUse {
+                                device: v.name.clone(),
+                                port: p.number,
+                                kind: v.kind,
+                                netdevs: p.netdevs.clone(),
+                                qualifiers: BTreeSet::new(),
+                                unqualified: false,
+                                reasons: Vec::new(),
+                            });
+                            ports.last_mut().expect("just pushed")
+                        }
+                    };
+                    add_qualifier(&mut entry.qualifiers, &mut entry.unqualified, item);
+                    entry
+                        .reasons
+                        .push(format!("{} port named by --enable item `{item}`", v.kind));
+                }
+                if !hit {
+                    unmatched.push(Unmatched {
+                        item: item.to_string(),
+                        host_has: host.summary(),
+                    });
+                }
+            }
+            for n in &ip_candidates {
+                if !ip.iter().any(|u| u.name == n.name) {
+                    left_out.push(LeftOut {
+                        what: n.name.clone(),
+                        reason: format!("not named by --enable {}", selection.list()),
+                    });
+                }
+            }
+            for (v, p) in &port_candidates {
+                if !ports
+                    .iter()
+                    .any(|u| u.device == v.name && u.port == p.number)
+                {
+                    left_out.push(LeftOut {
+                        what: format!("{}:{}", v.name, p.number),
+                        reason: format!(
+                            "{} port not named by --enable {}",
+                            v.kind,
+                            selection.list()
+                        ),
+                    });
+                }
+            }
+        }
+        Mode::Disable => {
+            let hit_by = |is_hit: &dyn Fn(&Matches) -> bool| -> Option<String> {
+                per_item
+                    .iter()
+                    .find(|(_, m)| is_hit(m))
+                    .map(|(i, _)| i.to_string())
+            };
+            for n in &ip_candidates {
+                match hit_by(&|m: &Matches| m.ip.contains(&n.name)) {
+                    Some(item) => {
+                        excluded_ip.push(n.name.clone());
+                        left_out.push(LeftOut {
+                            what: n.name.clone(),
+                            reason: format!("matched --disable item `{item}`"),
+                        });
+                    }
+                    None => ip.push(IpUse {
+                        name: n.name.clone(),
+                        addrs: n.addrs.clone(),
+                        kind: n.kind,
+                        qualifiers: BTreeSet::new(),
+                        unqualified: true,
+                        reasons: vec![format!("not matched by --disable {}", selection.list())],
+                    }),
+                }
+            }
+            for (v, p) in &port_candidates {
+                let id = format!("{}:{}", v.name, p.number);
+                match hit_by(&|m: &Matches| {
+                    m.ports.iter().any(|(d, n)| d == &v.name && *n == p.number)
+                }) {
+                    Some(item) => {
+                        excluded_ports.push(id.clone());
+                        left_out.push(LeftOut {
+                            what: id,
+                            reason: format!("{} port matched --disable item `{item}`", v.kind),
+                        });
+                    }
+                    None => ports.push(PortUse {
+                        device: v.name.clone(),
+                        port: p.number,
+                        kind: v.kind,
+                        netdevs: p.netdevs.clone(),
+                        qualifiers: BTreeSet::new(),
+                        unqualified: true,
+                        reasons: vec![format!(
+                            "{} port not matched by --disable {}",
+                            v.kind,
+                            selection.list()
+                        )],
+                    }),
+                }
+            }
+        }
+    }
+
+    if ip.is_empty() && ports.is_empty() {
+        let detail = if unmatched.is_empty() {
+            String::new()
+        } else {
+            format!(
+                " (matched nothing: {})",
+                unmatched
+                    .iter()
+                    .map(|u| format!("`{}`", u.item))
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            )
+        };
+        return Err(NoNetwork {
+            hostname: host.hostname.clone(),
+            switch: selection.mode.switch(),
+            list: selection.list(),
+            detail,
+            host_has: host.summary(),
+        });
+    }
+    Ok(Resolution {
+        hostname: host.hostname.clone(),
+        mode: selection.mode,
+        list: selection.list(),
+        ip,
+        ports,
+        excluded_ip,
+        excluded_ports,
+        left_out,
+        unmatched,
+    })
+}
+
+fn add_qualifier(set: &mut BTreeSet<Qualifier>, unqualified: &mut bool, item: &Item) {
+    match item.qualifier {
+        Some(q) => {
+            set.insert(q);
+        }
+        None => *unqualified = true,
+    }
+}

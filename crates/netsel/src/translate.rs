@@ -1,0 +1,440 @@
+//! Translation of a resolution into the settings of one MPI flavour (spec §3).
+//!
+//! The runtime control path (Open MPI's `oob_tcp_if_include`, PRRTE's `prte_if_include`,
+//! Hydra's `HYDRA_IFACE`) is deliberately NOT steered: the selection is about the data
+//! path, and by the time a rank (or `xylem net exec` under `mpirun`) runs, the launcher
+//! has already wired its control connections; setting them from inside a rank can only
+//! break the rank-to-daemon link. Instead a note gives the launcher option to use.
+
+use serde::Serialize;
+
+use crate::flavour::Flavour;
+use crate::grammar::Mode;
+use crate::host::VerbsKind;
+use crate::path::{choose, Chosen, Path, Provider};
+use crate::resolve::{LeftOut, Resolution};
+use crate::settings::{env, mca, Knob, Setting};
+
+/// Open MPI's default `btl_tcp_if_exclude`; an exclude list replaces it, so it is put back.
+pub const OMPI_TCP_DEFAULT_EXCLUDE: &str = "127.0.0.1/8,sppp";
+
+/// Settings for one flavour on one host.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Translation {
+    /// The flavour translated for.
+    pub flavour: Flavour,
+    /// The chosen path, in words.
+    pub path: String,
+    /// Why this path.
+    pub path_reason: String,
+    /// The settings, in order.
+    pub settings: Vec<Setting>,
+    /// Targets the path or a one-value knob cannot carry.
+    pub left_out: Vec<LeftOut>,
+    /// Notes: the control path and launcher options.
+    pub notes: Vec<String>,
+}
+
+/// A selection that this flavour cannot honour on this host.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("host {hostname}: {message}")]
+pub struct TranslationError {
+    /// The host.
+    pub hostname: String,
+    /// What is wrong.
+    pub message: String,
+}
+
+/// Translates a resolution for a flavour.
+pub fn translate(res: &Resolution, flavour: Flavour) -> Result<Translation, TranslationError> {
+    let chosen = choose(res, flavour).map_err(|message| TranslationError {
+        hostname: res.hostname.clone(),
+        message,
+    })?;
+    let mut t = Translation {
+        flavour,
+        path: chosen.path.to_string(),
+        path_reason: chosen.reason.clone(),
+        settings: Vec::new(),
+        left_out: chosen.left_out.clone(),
+        notes: Vec::new(),
+    };
+    match flavour {
+        Flavour::OpenMpi { .. } => open_mpi(res, &chosen, flavour, &mut t),
+        Flavour::Mpich { .. } => mpich(&chosen, &mut t),
+        Flavour::IntelMpi => intel(&chosen, &mut t),
+        Flavour::Mvapich2 => mvapich2(&chosen, &mut t),
+    }
+    control_path_note(&chosen, flavour, &mut t);
+    Ok(t)
+}
+
+fn names(chosen: &Chosen) -> Vec<String> {
+    chosen.ip.iter().map(|u| u.name.clone()).collect()
+}
+
+fn port_ids(chosen: &Chosen) -> Vec<String> {
+    chosen.ports.iter().map(|p| p.id()).collect()
+}
+
+fn ucx_devices(chosen: &Chosen) -> String {
+    let mut v = port_ids(chosen);
+    v.extend(names(chosen));
+    v.join(",")
+}
+
+/// Keeps the first IP interface for a knob that takes one, leaving the rest out.
+fn first_ip(chosen: &Chosen, knob: &str, t: &mut Translation) -> Option<String> {
+    let mut it = chosen.ip.iter();
+    let first = it.next()?.name.clone();
+    for u in it {
+        t.left_out.push(LeftOut {
+            what: u.name.clone(),
+            reason: format!("{knob} takes one interface; {first} was taken"),
+        });
+    }
+    Some(first)
+}
+
+fn first_port_device(
+    chosen: &Chosen,
+    knob: &str,
+    t: &mut Translation,
+) -> Option<(String, u32, Option<String>)> {
+    let mut it = chosen.ports.iter();
+    let first = it.next()?;
+    for p in it.filter(|p| p.device != first.device) {
+        t.left_out.push(LeftOut {
+            what: p.id(),
+            reason: format!("{knob} takes one device; {} was taken", first.device),
+        });
+    }
+    Some((
+        first.device.clone(),
+        first.port,
+        first.netdevs.first().cloned(),
+    ))
+}
+
+fn ofi_settings(chosen: &Chosen, prov: Provider, t: &mut Translation) {
+    t.settings.push(
+        env(
+            "FI_PROVIDER",
+            prov.fi_name(),
+            "libfabric: only this provider",
+        )
+        .excluding(Knob::Env("MPIR_CVAR_OFI_USE_PROVIDER".into())),
+    );
+    match prov {
+        Provider::Tcp => {
+            if let Some(i) = first_ip(chosen, "FI_TCP_IFACE", t) {
+                t.settings.push(env(
+                    "FI_TCP_IFACE",
+                    i,
+                    "libfabric tcp provider: the selected interface",
+                ));
+            }
+        }
+        Provider::Verbs => {
+            if let Some((dev, _, netdev)) = first_port_device(chosen, "FI_VERBS_DEVICE_NAME", t) {
+                t.settings.push(env(
+                    "FI_VERBS_DEVICE_NAME",
+                    dev,
+                    "libfabric verbs provider: the selected device",
+                ));
+                if let Some(n) = netdev {
+                    t.settings.push(env(
+                        "FI_VERBS_IFACE",
+                        n,
+                        "libfabric verbs provider: the netdev of the selected port (connection setup)",
+                    ));
+                }
+            }
+        }
+        Provider::Usnic | Provider::Psm2 => {}
+    }
+}
+
+fn open_mpi(res: &Resolution, chosen: &Chosen, flavour: Flavour, t: &mut Translation) {
+    let sm = if flavour.is_ompi5() { "sm" } else { "vader" };
+    let site = "set explicitly: Debian's openmpi-mca-params.conf disables ucx, ofi and openib";
+    let pml = |v: &str| mca("pml", v, format!("data path {}; {site}", chosen.path));
+    let net_free_btl = || {
+        mca(
+            "btl",
+            format!("self,{sm}"),
+            "only loopback and shared-memory BTLs, so no BTL opens other networks",
+        )
+    };
+    match chosen.path {
+        Path::Ob1 => {
+            t.settings.push(pml("ob1"));
+            let mut btls = vec!["self".to_string(), sm.to_string()];
+            let has = |k: &[VerbsKind]| chosen.ports.iter().any(|p| k.contains(&p.kind));
+            let openib_kinds = [VerbsKind::Infiniband, VerbsKind::Roce, VerbsKind::Iwarp];
+            if !chosen.ip.is_empty() {
+                btls.push("tcp".into());
+            }
+            if has(&openib_kinds) {
+                btls.push("openib".into());
+            }
+            if has(&[VerbsKind::Usnic]) {
+                btls.push("usnic".into());
+            }
+            t.settings.push(mca(
+                "btl",
+                btls.join(","),
+                "include list: self and shared memory kept, plus the network BTLs selected",
+            ));
+            if !chosen.ip.is_empty() {
+                match res.mode {
+                    Mode::Enable => t.settings.push(
+                        mca(
+                            "btl_tcp_if_include",
+                            names(chosen).join(","),
+                            "TCP BTL: the interfaces resolved on this host (names, never a name the host lacks)",
+                        )
+                        .excluding(Knob::Mca("btl_tcp_if_exclude".into())),
+                    ),
+                    Mode::Disable => {
+                        let mut v = vec![OMPI_TCP_DEFAULT_EXCLUDE.to_string()];
+                        v.extend(res.excluded_ip.iter().cloned());
+                        t.settings.push(
+                            mca(
+                                "btl_tcp_if_exclude",
+                                v.join(","),
+                                "TCP BTL: default exclusions (loopback, sppp) put back, plus the disabled interfaces",
+                            )
+                            .excluding(Knob::Mca("btl_tcp_if_include".into())),
+                        );
+                    }
+                }
+            }
+            let openib: Vec<String> = chosen
+                .ports
+                .iter()
+                .filter(|p| openib_kinds.contains(&p.kind))
+                .map(|p| p.id())
+                .collect();
+            if !openib.is_empty() {
+                t.settings.push(
+                    mca(
+                        "btl_openib_if_include",
+                        openib.join(","),
+                        "openib BTL: the selected dev:port",
+                    )
+                    .excluding(Knob::Mca("btl_openib_if_exclude".into())),
+                );
+                if has(&[VerbsKind::Infiniband]) {
+                    t.settings.push(mca(
+                        "btl_openib_allow_ib",
+                        "1",
+                        "Open MPI 4 refuses InfiniBand in openib unless allowed",
+                    ));
+                }
+                if has(&[VerbsKind::Roce, VerbsKind::Iwarp]) {
+                    t.settings.push(mca(
+                        "btl_openib_cpc_include",
+                        "rdmacm",
+                        "RoCE and iWARP connect through RDMA CM",
+                    ));
+                }
+            }
+            let usnic: Vec<String> = chosen
+                .ports
+                .iter()
+                .filter(|p| p.kind == VerbsKind::Usnic)
+                .map(|p| p.device.clone())
+                .collect();
+            if !usnic.is_empty() {
+                t.settings.push(
+                    mca(
+                        "btl_usnic_if_include",
+                        usnic.join(","),
+                        "usnic BTL: the selected devices",
+                    )
+                    .excluding(Knob::Mca("btl_usnic_if_exclude".into())),
+                );
+            }
+        }
+        Path::Ucx | Path::UcxTcp | Path::UcxVerbs | Path::IntelMlx => {
+            t.settings.push(pml("ucx"));
+            t.settings.push(net_free_btl());
+            t.settings.push(env(
+                "UCX_NET_DEVICES",
+                ucx_devices(chosen),
+                "UCX: only these devices (dev:port for RDMA, interface names for TCP)",
+            ));
+        }
+        Path::CmPsm2 => {
+            t.settings.push(pml("cm"));
+            t.settings
+                .push(mca("mtl", "psm2", "Omni-Path through PSM2"));
+            t.settings.push(net_free_btl());
+            if let Some(p) = chosen.ports.first() {
+                let unit = p.device.rsplit('_').next().unwrap_or("0").to_string();
+                t.settings.push(env(
+                    "HFI_UNIT",
+                    unit,
+                    format!("PSM2: the HFI of {}", p.device),
+                ));
+                t.settings.push(env(
+                    "HFI_PORT",
+                    p.port.to_string(),
+                    "PSM2: the selected port",
+                ));
+            }
+        }
+        Path::Ofi(prov) => {
+            t.settings.push(pml("cm"));
+            t.settings.push(mca("mtl", "ofi", "the OFI MTL"));
+            t.settings.push(net_free_btl());
+            if prov == Provider::Tcp {
+                t.settings.push(
+                    mca(
+                        "mtl_ofi_provider_exclude",
+                        "shm,sockets",
+                        "the default exclude list contains tcp; overridden so the tcp provider can be used",
+                    )
+                    .excluding(Knob::Mca("mtl_ofi_provider_include".into())),
+                );
+            } else {
+                t.settings.push(
+                    mca(
+                        "mtl_ofi_provider_include",
+                        prov.fi_name(),
+                        "OFI MTL: only this provider",
+                    )
+                    .excluding(Knob::Mca("mtl_ofi_provider_exclude".into())),
+                );
+            }
+            ofi_settings(chosen, prov, t);
+        }
+        Path::NemesisTcp | Path::Mvapich2Verbs => {}
+    }
+}
+
+fn mpich(chosen: &Chosen, t: &mut Translation) {
+    match chosen.path {
+        Path::Ucx | Path::UcxTcp | Path::UcxVerbs => {
+            t.settings.push(env(
+                "UCX_NET_DEVICES",
+                ucx_devices(chosen),
+                "ch4:ucx: only these devices",
+            ));
+            match chosen.path {
+                Path::UcxTcp => t.settings.push(env(
+                    "UCX_TLS",
+                    "self,sm,tcp",
+                    "qualifier tcp: UCX's TCP transport (loopback and shared memory kept)",
+                )),
+                Path::UcxVerbs => t.settings.push(env(
+                    "UCX_TLS",
+                    "self,sm,rc,ud",
+                    "qualifier verbs: UCX's RDMA transports (loopback and shared memory kept)",
+                )),
+                _ => {}
+            }
+        }
+        Path::Ofi(prov) => ofi_settings(chosen, prov, t),
+        Path::NemesisTcp => {
+            if let Some(i) = first_ip(chosen, "MPIR_CVAR_NEMESIS_TCP_NETWORK_IFACE", t) {
+                t.settings.push(env(
+                    "MPIR_CVAR_NEMESIS_TCP_NETWORK_IFACE",
+                    i,
+                    "ch3:nemesis TCP: the selected interface",
+                ));
+            }
+        }
+        _ => {}
+    }
+}
+
+fn intel(chosen: &Chosen, t: &mut Translation) {
+    t.settings.push(env(
+        "I_MPI_FABRICS",
+        "shm:ofi",
+        "shared memory within a node, libfabric between nodes",
+    ));
+    match chosen.path {
+        Path::IntelMlx => {
+            t.settings.push(
+                env(
+                    "I_MPI_OFI_PROVIDER",
+                    "mlx",
+                    "the mlx provider (UCX underneath)",
+                )
+                .excluding(Knob::Env("FI_PROVIDER".into())),
+            );
+            t.settings.push(env(
+                "UCX_NET_DEVICES",
+                ucx_devices(chosen),
+                "UCX under the mlx provider: only these devices",
+            ));
+        }
+        Path::Ofi(prov) => {
+            t.settings.push(env(
+                "I_MPI_OFI_PROVIDER",
+                prov.fi_name(),
+                "Intel MPI: only this libfabric provider",
+            ));
+            ofi_settings(chosen, prov, t);
+        }
+        _ => {}
+    }
+}
+
+fn mvapich2(chosen: &Chosen, t: &mut Translation) {
+    let mut devs: Vec<String> = chosen.ports.iter().map(|p| p.device.clone()).collect();
+    devs.dedup();
+    t.settings.push(env(
+        "MV2_IBA_HCA",
+        devs.join(":"),
+        "MVAPICH2: only these HCAs (colon-separated)",
+    ));
+    if let Some(first) = chosen.ports.first() {
+        t.settings.push(env(
+            "MV2_DEFAULT_PORT",
+            first.port.to_string(),
+            "MVAPICH2: the selected port",
+        ));
+        for p in chosen.ports.iter().filter(|p| p.port != first.port) {
+            t.left_out.push(LeftOut {
+                what: p.id(),
+                reason: format!("MV2_DEFAULT_PORT takes one port; {} was taken", first.port),
+            });
+        }
+    }
+    if chosen.ports.iter().any(|p| p.kind == VerbsKind::Roce) {
+        t.settings
+            .push(env("MV2_USE_RoCE", "1", "MVAPICH2: RoCE mode"));
+    }
+    if chosen.ports.iter().any(|p| p.kind == VerbsKind::Iwarp) {
+        t.settings
+            .push(env("MV2_USE_IWARP_MODE", "1", "MVAPICH2: iWARP mode"));
+    }
+}
+
+fn control_path_note(chosen: &Chosen, flavour: Flavour, t: &mut Translation) {
+    let ifaces = names(chosen).join(",");
+    let hint = if ifaces.is_empty() {
+        String::new()
+    } else {
+        match flavour {
+            Flavour::OpenMpi { major: 4, .. } | Flavour::OpenMpi { major: 0..=3, .. } => {
+                format!("; to steer it too, give the launcher --mca oob_tcp_if_include {ifaces}")
+            }
+            Flavour::OpenMpi { .. } => {
+                format!("; to steer it too, give the launcher --prtemca prte_if_include {ifaces}")
+            }
+            Flavour::Mpich { .. } | Flavour::IntelMpi => {
+                let first = ifaces.split(',').next().unwrap_or_default();
+                format!("; to steer it too, give Hydra -iface {first} (or HYDRA_IFACE={first})")
+            }
+            Flavour::Mvapich2 => String::new(),
+        }
+    };
+    t.notes.push(format!(
+        "the runtime control path (launcher and daemons) is not steered, only the data path{hint}"
+    ));
+}
