@@ -10,6 +10,7 @@ pub mod figures;
 pub mod markers;
 pub mod options;
 pub mod patterns;
+pub mod report;
 pub mod results;
 pub mod schedule;
 pub mod segment;

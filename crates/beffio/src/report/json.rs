@@ -1,0 +1,296 @@
+//! The `--json` document (issue 3's schema; every field in bytes and seconds).
+
+use super::{cache_ratios, RunInfo};
+use crate::figures::{b_eff_io_2_1, b_eff_io_paper};
+use crate::results::{PartitionResult, PatternResult};
+use crate::schedule::Access;
+use serde::Serialize;
+
+/// The whole document.
+#[derive(Debug, Clone, Serialize)]
+pub struct Document {
+    /// Always `"b_eff_io"`.
+    pub benchmark: &'static str,
+    /// Program version.
+    pub version: String,
+    /// Start date (RFC 3339).
+    pub date: String,
+    /// Host of rank 0.
+    pub host: String,
+    /// Processes in the job (N).
+    pub processes: usize,
+    /// T of the full partition in seconds.
+    pub scheduled_time_s: f64,
+    /// Memory per process M in bytes.
+    pub memory_per_process_bytes: u64,
+    /// MPART in bytes.
+    pub mpart_bytes: u64,
+    /// The `--path` directory.
+    pub path: String,
+    /// Whether `--drop-cache` was used.
+    pub drop_cache: bool,
+    /// Whether `--noshared` was used.
+    pub noshared: bool,
+    /// Memory that could cache the files (bytes), the base of the cache ratios.
+    pub cache_bound_bytes: u64,
+    /// System figure (paper formula): the best partition's.
+    pub b_eff_io_mb_s: f64,
+    /// The 2.1 figure of the same partition.
+    pub b_eff_io_2_1_mb_s: f64,
+    /// Processes of the best partition.
+    pub best_partition: usize,
+    /// VALID?
+    pub valid: bool,
+    /// Failed criteria.
+    pub invalid_reasons: Vec<String>,
+    /// Per partition, in run order.
+    pub partitions: Vec<Partition>,
+}
+
+/// One partition.
+#[derive(Debug, Clone, Serialize)]
+pub struct Partition {
+    /// n.
+    pub processes: usize,
+    /// T·n/N in seconds.
+    pub scheduled_time_s: f64,
+    /// Measured wall time in seconds.
+    pub wall_time_s: f64,
+    /// Paper figure.
+    pub b_eff_io_mb_s: f64,
+    /// 2.1 figure.
+    pub b_eff_io_2_1_mb_s: f64,
+    /// Lseg of types 3 and 4.
+    pub segment_bytes: u64,
+    /// Bytes moved per access method / cache bound.
+    pub cache_ratio: PerAccess<f64>,
+    /// Whether each access method moved less than 20× the cache bound.
+    pub cache_dominated: PerAccess<bool>,
+    /// The 43 patterns of each access method.
+    pub access: PerAccess<Vec<Pattern>>,
+}
+
+/// A value per access method.
+#[derive(Debug, Clone, Serialize)]
+pub struct PerAccess<T> {
+    /// First write.
+    pub write: T,
+    /// Rewrite.
+    pub rewrite: T,
+    /// Read.
+    pub read: T,
+}
+
+impl<T> PerAccess<T> {
+    fn from_fn(mut f: impl FnMut(Access) -> T) -> Self {
+        PerAccess {
+            write: f(Access::Write),
+            rewrite: f(Access::Rewrite),
+            read: f(Access::Read),
+        }
+    }
+}
+
+/// One pattern.
+#[derive(Debug, Clone, Serialize)]
+pub struct Pattern {
+    /// 0..42.
+    pub number: usize,
+    /// 0..4.
+    #[serde(rename = "type")]
+    pub ptype: usize,
+    /// l.
+    pub chunk_bytes: u64,
+    /// L.
+    pub memory_bytes: u64,
+    /// U.
+    pub u: u32,
+    /// Tp in seconds.
+    pub scheduled_s: f64,
+    /// Calls per process.
+    pub repeats: u64,
+    /// All processes' bytes.
+    pub bytes: u64,
+    /// Seconds, sync included.
+    pub time_s: f64,
+    /// Seconds in sync.
+    pub sync_s: f64,
+    /// bytes / time / 10^6.
+    pub bandwidth_mb_s: f64,
+    /// Data errors.
+    pub errors: u64,
+}
+
+impl From<&PatternResult> for Pattern {
+    fn from(r: &PatternResult) -> Self {
+        Pattern {
+            number: r.pattern.number,
+            ptype: r.pattern.ptype.index(),
+            chunk_bytes: r.pattern.chunk,
+            memory_bytes: r.pattern.memory,
+            u: r.pattern.u,
+            scheduled_s: r.scheduled_s,
+            repeats: r.repeats,
+            bytes: r.bytes,
+            time_s: r.time_s,
+            sync_s: r.sync_s,
+            bandwidth_mb_s: r.bandwidth_mb_s(),
+            errors: r.errors,
+        }
+    }
+}
+
+/// Builds the document.
+pub fn document(info: &RunInfo, partitions: &[PartitionResult], reasons: &[String]) -> Document {
+    let best = crate::figures::system_best(partitions).map(|(i, _)| i);
+    let parts: Vec<Partition> = partitions
+        .iter()
+        .map(|p| {
+            let ratios = cache_ratios(info, p);
+            Partition {
+                processes: p.processes,
+                scheduled_time_s: p.scheduled_s,
+                wall_time_s: p.wall_s,
+                b_eff_io_mb_s: b_eff_io_paper(p),
+                b_eff_io_2_1_mb_s: b_eff_io_2_1(p),
+                segment_bytes: p.segment_bytes,
+                cache_ratio: PerAccess::from_fn(|a| ratios[a.index()]),
+                cache_dominated: PerAccess::from_fn(|a| {
+                    crate::validity::cache_dominated(ratios[a.index()])
+                }),
+                access: PerAccess::from_fn(|a| {
+                    p.of(a).patterns.iter().map(Pattern::from).collect()
+                }),
+            }
+        })
+        .collect();
+    let (sys, sys21, best_n) = match best {
+        Some(i) => (
+            parts[i].b_eff_io_mb_s,
+            parts[i].b_eff_io_2_1_mb_s,
+            parts[i].processes,
+        ),
+        None => (0.0, 0.0, 0),
+    };
+    Document {
+        benchmark: "b_eff_io",
+        version: info.version.clone(),
+        date: info.date.clone(),
+        host: info.host.clone(),
+        processes: info.processes,
+        scheduled_time_s: info.scheduled_time_s,
+        memory_per_process_bytes: info.memory_per_process,
+        mpart_bytes: info.mpart,
+        path: info.path.clone(),
+        drop_cache: info.drop_cache,
+        noshared: info.noshared,
+        cache_bound_bytes: info.cache_bound,
+        b_eff_io_mb_s: sys,
+        b_eff_io_2_1_mb_s: sys21,
+        best_partition: best_n,
+        valid: reasons.is_empty(),
+        invalid_reasons: reasons.to_vec(),
+        partitions: parts,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::patterns::pattern_table;
+    use crate::results::{AccessResult, TypeTotal};
+    use crate::units::MB;
+
+    #[test]
+    fn document_follows_the_schema() {
+        let a = AccessResult {
+            patterns: pattern_table(2 * MB)
+                .into_iter()
+                .map(|p| PatternResult {
+                    pattern: p,
+                    scheduled_s: 1.0,
+                    repeats: 2,
+                    bytes: 4_000_000,
+                    time_s: 2.0,
+                    sync_s: 0.1,
+                    errors: 0,
+                })
+                .collect(),
+            types: [TypeTotal {
+                bytes: 1_000_000,
+                time_s: 1.0,
+            }; 5],
+        };
+        let p = PartitionResult {
+            processes: 2,
+            scheduled_s: 30.0,
+            segment_bytes: 3 * MB,
+            access: [a.clone(), a.clone(), a],
+            wall_s: 31.0,
+        };
+        let info = RunInfo {
+            version: "0.1.0".into(),
+            date: "d".into(),
+            host: "h".into(),
+            processes: 2,
+            memory_per_process: 256 * MB,
+            mpart: 2 * MB,
+            scheduled_time_s: 30.0,
+            partitions: vec![2],
+            path: "/tmp".into(),
+            cache_bound: 172_000_000,
+            noshared: false,
+            drop_cache: false,
+            check_every_call: false,
+        };
+        let reasons = vec!["scheduled time T = 30 s is below 600 s".to_string()];
+        let doc = document(&info, &[p], &reasons);
+        let v: serde_json::Value = serde_json::to_value(&doc).unwrap();
+        for key in [
+            "benchmark",
+            "version",
+            "processes",
+            "scheduled_time_s",
+            "memory_per_process_bytes",
+            "mpart_bytes",
+            "path",
+            "drop_cache",
+            "b_eff_io_mb_s",
+            "b_eff_io_2_1_mb_s",
+            "valid",
+            "invalid_reasons",
+            "partitions",
+        ] {
+            assert!(v.get(key).is_some(), "missing {key}");
+        }
+        assert_eq!(v["benchmark"], "b_eff_io");
+        assert_eq!(v["valid"], false);
+        assert_eq!(v["b_eff_io_mb_s"], 2.0);
+        assert_eq!(v["b_eff_io_2_1_mb_s"], 1.0);
+        let part = &v["partitions"][0];
+        assert_eq!(part["segment_bytes"], 3 * MB);
+        // 43 · 4 MB / 172 MB = 1.0
+        assert_eq!(part["cache_ratio"]["read"], 1.0);
+        assert_eq!(part["cache_dominated"]["write"], true);
+        for access in ["write", "rewrite", "read"] {
+            let list = part["access"][access].as_array().unwrap();
+            assert_eq!(list.len(), 43);
+            let p = &list[42];
+            assert_eq!(p["number"], 42);
+            assert_eq!(p["type"], 4);
+            for key in [
+                "chunk_bytes",
+                "memory_bytes",
+                "u",
+                "repeats",
+                "bytes",
+                "time_s",
+                "sync_s",
+                "bandwidth_mb_s",
+                "errors",
+            ] {
+                assert!(p.get(key).is_some(), "missing {key}");
+            }
+        }
+    }
+}

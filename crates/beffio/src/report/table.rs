@@ -1,0 +1,173 @@
+//! The per-partition summary table: chunk sizes × types, one block per access method.
+
+use crate::figures::{access_mean_2_1, weighted_mean, weighted_mean_of_type};
+use crate::patterns::TYPE_COUNT;
+use crate::results::{AccessResult, PartitionResult};
+use crate::schedule::Access;
+use crate::units::{format_size, KB, MB};
+use std::fmt::Write;
+
+/// The table's rows: chunk sizes in the order the spec gives (MPART last).
+pub fn row_sizes(mpart: u64) -> [u64; 7] {
+    [KB, KB + 8, 32 * KB, 32 * KB + 8, MB, MB + 8, mpart]
+}
+
+/// A cell: the U-weighted bandwidth of the measured patterns of `ptype` with chunk `l`.
+pub fn cell(access: &AccessResult, ptype: usize, chunk: u64) -> Option<f64> {
+    let (sum, units) = access
+        .patterns
+        .iter()
+        .filter(|p| p.pattern.ptype.index() == ptype && p.pattern.chunk == chunk && p.pattern.u > 0)
+        .fold((0.0, 0u32), |(s, u), p| {
+            (
+                s + f64::from(p.pattern.u) * p.bandwidth_mb_s(),
+                u + p.pattern.u,
+            )
+        });
+    (units > 0).then(|| sum / f64::from(units))
+}
+
+/// The block of one access method.
+pub fn access_block(access: Access, result: &AccessResult, mpart: u64, ratio: f64) -> String {
+    let mut out = String::new();
+    let _ = writeln!(out, "{} (MB/s, 1 MB/s = 10^6 B/s)", access.name());
+    let _ = write!(out, "{:<16}", "chunk");
+    for t in 0..TYPE_COUNT {
+        let _ = write!(out, "{:>12}", format!("type {t}"));
+    }
+    out.push('\n');
+    for size in row_sizes(mpart) {
+        let label = if size == mpart {
+            format!("MPART {}", format_size(size))
+        } else {
+            format_size(size)
+        };
+        let _ = write!(out, "{label:<16}");
+        for t in 0..TYPE_COUNT {
+            match cell(result, t, size) {
+                Some(v) => {
+                    let _ = write!(out, "{v:>12.3}");
+                }
+                None => {
+                    let _ = write!(out, "{:>12}", "-");
+                }
+            }
+        }
+        out.push('\n');
+    }
+    let _ = write!(out, "{:<16}", "total");
+    for t in 0..TYPE_COUNT {
+        let _ = write!(out, "{:>12.3}", weighted_mean_of_type(result, t));
+    }
+    out.push('\n');
+    let flag = if crate::validity::cache_dominated(ratio) {
+        " cache-dominated"
+    } else {
+        ""
+    };
+    let _ = writeln!(
+        out,
+        "{} weighted {:.3} MB/s, 2.1 mean {:.3} MB/s, {} bytes, {:.2}x memory{}",
+        access.name(),
+        weighted_mean(result),
+        access_mean_2_1(result),
+        result.bytes(),
+        ratio,
+        flag
+    );
+    out
+}
+
+/// All three blocks of a partition.
+pub fn partition_table(partition: &PartitionResult, mpart: u64, ratios: [f64; 3]) -> String {
+    let mut out = String::new();
+    for a in Access::ALL {
+        out.push_str(&access_block(a, partition.of(a), mpart, ratios[a.index()]));
+        out.push('\n');
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::patterns::pattern_table;
+    use crate::results::{PatternResult, TypeTotal};
+
+    fn access(mpart: u64) -> AccessResult {
+        AccessResult {
+            patterns: pattern_table(mpart)
+                .into_iter()
+                .map(|p| PatternResult {
+                    pattern: p,
+                    scheduled_s: 1.0,
+                    repeats: 1,
+                    // bandwidth = pattern number + 1 MB/s
+                    bytes: (p.number as u64 + 1) * 1_000_000,
+                    time_s: 1.0,
+                    sync_s: 0.0,
+                    errors: 0,
+                })
+                .collect(),
+            types: [TypeTotal::default(); 5],
+        }
+    }
+
+    #[test]
+    fn cells_pick_the_measured_patterns_of_a_size() {
+        let a = access(4 * MB);
+        assert_eq!(cell(&a, 0, KB), Some(6.0)); // pattern 5
+                                                // type 0 has two measured 1 MB rows (2 and 3, both U = 4): mean of 3 and 4.
+        assert_eq!(cell(&a, 0, MB), Some(3.5));
+        assert_eq!(cell(&a, 1, 4 * MB), Some(11.0)); // pattern 10
+        assert_eq!(cell(&a, 4, MB + 8), Some(42.0)); // pattern 41
+        assert_eq!(cell(&a, 0, 3 * MB), None);
+    }
+
+    #[test]
+    fn block_layout() {
+        let a = access(4 * MB);
+        let block = access_block(Access::Write, &a, 4 * MB, 2.5);
+        let lines: Vec<&str> = block.lines().collect();
+        assert_eq!(lines.len(), 1 + 1 + 7 + 1 + 1);
+        assert!(lines[0].starts_with("write (MB/s"));
+        assert!(lines[1].starts_with("chunk") && lines[1].ends_with("type 4"));
+        let labels: Vec<&str> = lines[2..9].iter().map(|l| l[..16].trim()).collect();
+        assert_eq!(
+            labels,
+            [
+                "1 kB",
+                "1 kB+8",
+                "32 kB",
+                "32 kB+8",
+                "1 MB",
+                "1 MB+8",
+                "MPART 4 MB"
+            ]
+        );
+        // 1 kB row: type 0 pattern 5, type 1 pattern 13, type 2 pattern 21, 3: 29, 4: 38.
+        let cols: Vec<f64> = lines[2][16..]
+            .split_whitespace()
+            .map(|v| v.parse().unwrap())
+            .collect();
+        assert_eq!(cols, vec![6.0, 14.0, 22.0, 30.0, 39.0]);
+        assert!(lines[9].starts_with("total"));
+        assert!(lines[10].contains("cache-dominated"));
+        assert_eq!(
+            partition_table(
+                &PartitionResult {
+                    processes: 1,
+                    scheduled_s: 1.0,
+                    segment_bytes: MB,
+                    access: [a.clone(), a.clone(), a],
+                    wall_s: 1.0,
+                },
+                4 * MB,
+                [30.0; 3]
+            )
+            .matches("total")
+            .count(),
+            3
+        );
+    }
+}
