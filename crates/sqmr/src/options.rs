@@ -24,9 +24,9 @@ has num_nbors neighbour ranks, which should sit on other nodes. Each core rank k
 win_size non-blocking send/receive pairs in flight to each of its neighbours per
 iteration, for message sizes from min_msgsize doubling up to max_msgsize.
 
-The job needs exactly num_cores * (1 + num_nbors) ranks. The rates printed are node
-aggregates (messages sent and received by all core ranks together per second), not
-per-core rates: 'average' uses the mean core time, 'max' the fastest core, 'min' the
+The job needs exactly num_cores * (1 + num_nbors) ranks.
+The rates printed are node aggregates (messages sent and received by all core ranks
+together per second), not per-core rates: 'average' uses the mean core time, 'max' the fastest core, 'min' the
 slowest core. Bandwidths are in MiB/s (1048576 bytes).";
 
 /// The one-line synopsis, shared by `--help` and the hint after every diagnostic.

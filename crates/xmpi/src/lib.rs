@@ -152,10 +152,22 @@ pub fn library_version() -> String {
         .unwrap_or_else(|_| "unknown MPI library".to_string())
 }
 
-/// The first line of [`library_version`], for one-line reports.
+/// A one-line name of the MPI library: the first line of [`library_version`] with its
+/// white space folded, plus the device line where the library prints one (MPICH).
 pub fn library_summary() -> String {
-    let full = library_version();
-    full.lines().next().unwrap_or("").trim().to_string()
+    summarize_version(&library_version())
+}
+
+fn summarize_version(full: &str) -> String {
+    let fold = |line: &str| line.split_whitespace().collect::<Vec<_>>().join(" ");
+    let mut summary = fold(full.lines().next().unwrap_or(""));
+    if let Some(device) = full
+        .lines()
+        .find(|l| l.trim_start().starts_with("MPICH Device:"))
+    {
+        summary = format!("{summary}, {}", fold(device));
+    }
+    summary
 }
 
 /// This process's MPI processor name (usually the host name).
@@ -166,4 +178,21 @@ pub fn processor_name() -> String {
 /// `MPI_Wtime`.
 pub fn wtime() -> f64 {
     mpi::time()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn version_summaries_are_one_line() {
+        let mpich =
+            "MPICH Version:\t4.0.2\nMPICH Release date:\tThu Apr  7 2022\nMPICH Device:\tch4:ucx\n";
+        assert_eq!(
+            summarize_version(mpich),
+            "MPICH Version: 4.0.2, MPICH Device: ch4:ucx"
+        );
+        let ompi = "Open MPI v4.1.4, package: Debian OpenMPI, ident: 4.1.4, repo rev: v4.1.4, May 26, 2022";
+        assert_eq!(summarize_version(ompi), ompi);
+    }
 }

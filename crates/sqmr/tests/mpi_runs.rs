@@ -1,0 +1,226 @@
+//! `sqmr` under a real launcher: topologies, schedule, rates, JSON, verbose, validation.
+
+mod common;
+
+use common::{parse, sqmr, Flavour};
+
+const SHORT: &[&str] = &[
+    "--num_iters",
+    "60",
+    "--max_msgsize",
+    "256",
+    "--win_size",
+    "4",
+];
+
+fn args<'a>(extra: &[&'a str]) -> Vec<&'a str> {
+    let mut all: Vec<&str> = SHORT.to_vec();
+    all.extend_from_slice(extra);
+    all
+}
+
+fn assert_sane_table(stdout: &str, cores: u64, nbors: u64) {
+    let t = parse(stdout);
+    assert_eq!(
+        (t.tasks_per_node, t.neighbours, t.iterations, t.window),
+        (cores, nbors, 60, 4)
+    );
+    let sizes: Vec<u64> = t.rows.iter().map(|r| r.msgsize).collect();
+    assert_eq!(sizes, [0, 1, 2, 4, 8, 16, 32, 64, 128, 256]);
+    let iters: Vec<u64> = t.rows.iter().map(|r| r.iters).collect();
+    assert_eq!(iters, [60, 48, 39, 32, 26, 21, 17, 14, 12, 10]);
+    for row in &t.rows {
+        let [(avg, avg_mib), (max, _), (min, _)] = row.rates;
+        assert!(min > 0.0 && min <= avg && avg <= max, "{row:?}");
+        let expected_mib = avg * row.msgsize as f64 / 1_048_576.0;
+        assert!(
+            (avg_mib - expected_mib).abs() <= 0.01 + expected_mib * 1e-6,
+            "{row:?}"
+        );
+    }
+    // The reference's header comes first, untouched.
+    assert_eq!(
+        t.lines[0],
+        "# SQMR v1.1.0 - MPI maximal message rate benchmark"
+    );
+    assert!(t.lines[1].starts_with("# Run at ") && t.lines[1].contains(", with rank 0 on "));
+}
+
+#[test]
+fn one_core_one_neighbour() {
+    let job = sqmr(2, &args(&[]));
+    assert!(job.success(), "{job:#?}");
+    assert_sane_table(&job.stdout, 1, 1);
+}
+
+#[test]
+fn one_core_two_neighbours() {
+    let job = sqmr(3, &args(&["--num_cores", "1", "--num_nbors=2"]));
+    assert!(job.success(), "{job:#?}");
+    assert_sane_table(&job.stdout, 1, 2);
+}
+
+#[test]
+fn two_cores_one_neighbour_each_by_default() {
+    let job = sqmr(4, &args(&[]));
+    assert!(job.success(), "{job:#?}");
+    assert_sane_table(&job.stdout, 2, 1);
+}
+
+#[test]
+fn one_machine_gets_the_placement_warning_and_still_completes() {
+    let job = sqmr(2, &args(&[]));
+    assert!(job.success(), "{job:#?}");
+    let warning = job
+        .stdout
+        .lines()
+        .find(|l| l.starts_with("# WARNING placement: neighbour ranks 1 share the core node"))
+        .unwrap_or_else(|| panic!("no placement warning in\n{}", job.stdout));
+    assert!(warning.contains("shared memory"));
+}
+
+#[test]
+fn json_agrees_with_the_text() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("run.json");
+    let path_text = path.to_str().unwrap();
+    let job = sqmr(
+        3,
+        &args(&["--num_cores=1", "--num_nbors=2", "--json", path_text]),
+    );
+    assert!(job.success(), "{job:#?}");
+    let table = parse(&job.stdout);
+    let doc: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap();
+    assert_eq!(doc["benchmark"], "sqmr");
+    assert_eq!(doc["complete"], true);
+    assert_eq!(doc["config"]["num_nbors"], 2);
+    assert_eq!(doc["environment"]["ranks"], 3);
+    let library = doc["environment"]["mpi_library"].as_str().unwrap();
+    let flavour = Flavour::from_env();
+    assert!(
+        library.contains(flavour.library_marker()),
+        "built against another MPI than XYLEM_MPI says: {library}"
+    );
+    let sizes = doc["sizes"].as_array().unwrap();
+    assert_eq!(sizes.len(), table.rows.len());
+    for (size, row) in sizes.iter().zip(&table.rows) {
+        assert_eq!(size["msgsize"], row.msgsize);
+        assert_eq!(size["iters"], row.iters);
+        assert_eq!(size["core_elapsed_s"].as_array().unwrap().len(), 1);
+        let avg = size["rates"]["average"]["msgs_per_s"].as_f64().unwrap();
+        assert!(
+            (avg - row.rates[0].0).abs() <= 0.005 + avg * 1e-9,
+            "{avg} vs {row:?}"
+        );
+        let msgs = size["messages"].as_f64().unwrap();
+        assert_eq!(msgs, (4 * 2 * 2) as f64 * row.iters as f64);
+    }
+    // JSON never goes to standard output.
+    assert!(!job.stdout.contains('{'));
+}
+
+#[test]
+fn an_existing_json_file_is_never_overwritten() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("keep.json");
+    std::fs::write(&path, "precious").unwrap();
+    let job = sqmr(2, &args(&["--json", path.to_str().unwrap()]));
+    assert_ne!(job.code, Some(0));
+    assert!(job.stderr.contains("the file exists"), "{}", job.stderr);
+    assert_eq!(std::fs::read_to_string(&path).unwrap(), "precious");
+    assert!(
+        job.stdout.lines().all(|l| l.starts_with('#')),
+        "nothing ran: {}",
+        job.stdout
+    );
+}
+
+#[test]
+fn verbose_prints_the_mapping_and_hosts_in_rank_order_before_the_header() {
+    let job = sqmr(4, &args(&["--verbose", "--num_cores=1", "--num_nbors=3"]));
+    assert!(job.success(), "{job:#?}");
+    let lines: Vec<&str> = job.stdout.lines().collect();
+    assert_eq!(
+        &lines[..6],
+        &[
+            "# num_cores 1",
+            "# num_nbors 3",
+            "# num_iters 60",
+            "# win_size 4",
+            "# min_msgsize 0",
+            "# max_msgsize 256"
+        ]
+    );
+    assert_eq!(lines[6], "");
+    assert_eq!(lines[7], "# core rank 0 has neighbor ranks 1 2 3");
+    assert_eq!(lines[8], "");
+    for rank in 0..4 {
+        assert!(
+            lines[9 + rank].starts_with(&format!("# rank {rank} is on ")),
+            "{}",
+            lines[9 + rank]
+        );
+    }
+    assert_eq!(
+        lines[13],
+        "# SQMR v1.1.0 - MPI maximal message rate benchmark"
+    );
+}
+
+#[test]
+fn validate_passes_on_a_clean_run() {
+    let job = sqmr(3, &args(&["--validate", "--num_cores=1", "--num_nbors=2"]));
+    assert!(job.success(), "{job:#?}");
+    let summary = job
+        .stdout
+        .lines()
+        .find(|l| l.starts_with("# validate: ") && l.contains("checked"))
+        .unwrap();
+    // 3 ranks: core checks 2 peers x 4 slots, each neighbour 4 slots, per iteration.
+    let iterations: u64 = [60u64, 48, 39, 32, 26, 21, 17, 14, 12, 10]
+        .iter()
+        .map(|i| i + 10)
+        .sum();
+    let expected = iterations * (8 + 4 + 4);
+    assert_eq!(
+        summary,
+        format!("# validate: {expected} messages checked, 0 corrupted")
+    );
+}
+
+#[test]
+fn validate_detects_a_corrupted_message() {
+    let job = sqmr(2, &args(&["--validate", "--corrupt-one-message"]));
+    assert_eq!(job.code, Some(3), "{job:#?}");
+    assert!(job.stdout.contains("# validate: "), "{}", job.stdout);
+    let errors: Vec<&str> = job
+        .stderr
+        .lines()
+        .filter(|l| l.starts_with("ERROR --validate"))
+        .collect();
+    assert_eq!(errors.len(), 1, "one rank reports: {}", job.stderr);
+    assert!(
+        errors[0].contains("4 of "),
+        "the window of 4 messages is damaged: {}",
+        errors[0]
+    );
+    assert!(
+        errors[0].contains("from rank 1, msgsize 1, iteration 10"),
+        "{}",
+        errors[0]
+    );
+}
+
+#[test]
+fn help_prints_once_and_exits_zero() {
+    let job = sqmr(2, &["--help"]);
+    assert!(job.success(), "{job:#?}");
+    assert_eq!(
+        job.stdout.matches("Usage: sqmr").count(),
+        1,
+        "{}",
+        job.stdout
+    );
+    assert!(job.stdout.contains("node aggregates"));
+}
