@@ -175,7 +175,7 @@ fn validate_passes_on_a_clean_run() {
     let summary = job
         .stdout
         .lines()
-        .find(|l| l.starts_with("# validate: ") && l.contains("checked"))
+        .find(|l| l.starts_with("# validate: ") && l.contains("messages checked"))
         .unwrap();
     // 3 ranks: core checks 2 peers x 4 slots, each neighbour 4 slots, per iteration.
     let iterations: u64 = [60u64, 48, 39, 32, 26, 21, 17, 14, 12, 10]
