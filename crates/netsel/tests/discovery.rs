@@ -1,0 +1,101 @@
+//! Discovery from the fixture sysfs trees.
+
+mod common;
+
+use common::{fixture, host};
+use netsel::discovery::file_addresses;
+use netsel::{Discovery, NetdevKind, VerbsKind};
+
+#[test]
+fn infiniband_hca_with_ipoib() {
+    let h = host("ib-ipoib");
+    assert_eq!(h.hostname, "node-ib");
+    let ib0 = h.netdev("ib0").unwrap();
+    assert_eq!(ib0.kind, NetdevKind::Ipoib);
+    assert!(!ib0.is_virtual);
+    assert_eq!(ib0.driver.as_deref(), Some("mlx5_core"));
+    assert_eq!(ib0.addrs.len(), 2, "IPv4 and IPv6");
+    let lo = h.netdev("lo").unwrap();
+    assert_eq!(lo.kind, NetdevKind::Loopback);
+    assert!(lo.is_virtual);
+    let mlx = h.verbs_device("mlx5_0").unwrap();
+    assert_eq!(mlx.kind, VerbsKind::Infiniband);
+    assert_eq!(mlx.node_type.as_deref(), Some("1: CA"));
+    assert_eq!(mlx.ports[0].number, 1);
+    assert_eq!(mlx.ports[0].link_layer.as_deref(), Some("InfiniBand"));
+    assert!(mlx.ports[0].is_active());
+    assert_eq!(mlx.ports[0].netdevs, vec!["ib0"], "from device/net");
+    assert!(!h.verbs_device("mlx5_1").unwrap().ports[0].is_active());
+}
+
+#[test]
+fn roce_iwarp_usnic_opa_kinds() {
+    let roce = host("roce");
+    let m = roce.verbs_device("mlx5_0").unwrap();
+    assert_eq!(m.kind, VerbsKind::Roce);
+    assert_eq!(
+        m.ports[0].netdevs,
+        vec!["ens1f0"],
+        "from gid_attrs/ndevs, deduplicated"
+    );
+    let iw = host("iwarp");
+    assert_eq!(iw.verbs_device("cxgb4_0").unwrap().kind, VerbsKind::Iwarp);
+    let us = host("usnic");
+    let u = us.verbs_device("usnic_0").unwrap();
+    assert_eq!(u.kind, VerbsKind::Usnic);
+    assert_eq!(us.netdev("enp6s0").unwrap().driver.as_deref(), Some("enic"));
+    let opa = host("opa");
+    let hfi = opa.verbs_device("hfi1_0").unwrap();
+    assert_eq!(hfi.kind, VerbsKind::OmniPath);
+    assert_eq!(hfi.driver.as_deref(), Some("hfi1"));
+    assert_eq!(opa.netdev("ib0").unwrap().kind, NetdevKind::Ipoib);
+}
+
+#[test]
+fn bond_is_virtual_but_hardware_backed_docker_is_not() {
+    let h = host("bond");
+    let bond = h.netdev("bond0").unwrap();
+    assert!(bond.is_virtual);
+    assert!(bond.hardware_backed);
+    assert_eq!(bond.lower, vec!["eth0", "eth1"]);
+    let eth0 = h.netdev("eth0").unwrap();
+    assert_eq!(eth0.master.as_deref(), Some("bond0"));
+    assert!(eth0.addrs.is_empty());
+    let docker = h.netdev("docker0").unwrap();
+    assert!(docker.is_virtual && !docker.hardware_backed);
+    assert!(h.verbs.is_empty());
+}
+
+#[test]
+fn ipv6_only_host() {
+    let h = host("ipv6");
+    assert!(h
+        .netdevs
+        .iter()
+        .flat_map(|n| n.addrs.iter())
+        .all(|a| matches!(a, ipnet::IpNet::V6(_))));
+    assert_eq!(h.netdev("eth0").unwrap().addrs.len(), 2);
+}
+
+#[test]
+fn summary_names_what_the_host_has() {
+    let s = host("ib-ipoib").summary();
+    assert!(s.contains("ib0 (ipoib, 10.30.0.5/16"), "{s}");
+    assert!(s.contains("mlx5_0:1 (infiniband)"), "{s}");
+    assert!(!s.contains("lo ("), "{s}");
+}
+
+#[test]
+fn missing_sysfs_and_bad_address_file_are_errors() {
+    let d = Discovery::at("/nonexistent/sysfs");
+    let e = d.discover().unwrap_err().to_string();
+    assert!(e.contains("/nonexistent/sysfs/class/net"), "{e}");
+    let dir = std::env::temp_dir().join(format!("netsel-addrs-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let f = dir.join("addrs");
+    std::fs::write(&f, "eth0 10.0.0.1/24\neth1 nonsense\n").unwrap();
+    let e = file_addresses(&f).unwrap_err().to_string();
+    assert!(e.contains(":2:") && e.contains("nonsense"), "{e}");
+    std::fs::remove_dir_all(&dir).unwrap();
+    assert!(fixture("roce").join("addrs").is_file());
+}

@@ -1,0 +1,146 @@
+//! Resolution on the fixture hosts: what is used, what is left out and why.
+
+mod common;
+
+use common::{host, sel};
+use netsel::resolve;
+
+fn used(fixture: &str, args: &str) -> (Vec<String>, Vec<String>) {
+    let r = resolve(&sel(args), &host(fixture)).unwrap_or_else(|e| panic!("{args}: {e}"));
+    (
+        r.ip.iter().map(|u| u.name.clone()).collect(),
+        r.ports.iter().map(|p| p.id()).collect(),
+    )
+}
+
+fn strs(v: &[&str]) -> Vec<String> {
+    v.iter().map(|s| s.to_string()).collect()
+}
+
+#[test]
+fn human_names_pick_the_right_family() {
+    let cases: Vec<(&str, &str, &[&str], &[&str])> = vec![
+        ("ib-ipoib", "--enable ib", &[], &["mlx5_0:1"]),
+        ("ib-ipoib", "--enable ib:tcp", &["ib0"], &[]),
+        ("ib-ipoib", "--enable eth", &["eth0"], &[]),
+        ("roce", "--enable roce", &[], &["mlx5_0:1"]),
+        ("roce", "--enable eth", &["ens1f0", "eth0"], &["mlx5_0:1"]),
+        ("roce", "--enable eth:tcp", &["ens1f0", "eth0"], &[]),
+        ("roce", "--enable roce:tcp", &["ens1f0"], &[]),
+        ("iwarp", "--enable iwarp", &[], &["cxgb4_0:1"]),
+        ("iwarp", "--enable eth:verbs", &[], &["cxgb4_0:1"]),
+        ("usnic", "--enable usnic", &[], &["usnic_0:1"]),
+        ("opa", "--enable opa", &[], &["hfi1_0:1"]),
+        ("opa", "--enable opa:tcp", &["ib0"], &[]),
+        ("bond", "--enable eth", &["bond0"], &[]),
+        ("ipv6", "--enable ethernet", &["eth0", "eth1"], &[]),
+    ];
+    for (fx, args, ip, ports) in cases {
+        assert_eq!(used(fx, args), (strs(ip), strs(ports)), "{fx} {args}");
+    }
+}
+
+#[test]
+fn names_ports_and_cidrs() {
+    let cases: Vec<(&str, &str, &[&str], &[&str])> = vec![
+        ("ib-ipoib", "--enable ib0", &["ib0"], &["mlx5_0:1"]),
+        ("ib-ipoib", "--enable ib0:tcp", &["ib0"], &[]),
+        ("ib-ipoib", "--enable mlx5_0:1", &["ib0"], &["mlx5_0:1"]),
+        ("ib-ipoib", "--enable mlx5_0:1:verbs", &[], &["mlx5_0:1"]),
+        ("ib-ipoib", "--enable MLX5_0:ucx", &["ib0"], &["mlx5_0:1"]),
+        ("ib-ipoib", "--enable 10.30.0.0/16", &["ib0"], &["mlx5_0:1"]),
+        ("ib-ipoib", "--enable fd00:30::/64:tcp", &["ib0"], &[]),
+        (
+            "roce",
+            "--enable 10.40.0.0/24:ucx",
+            &["ens1f0"],
+            &["mlx5_0:1"],
+        ),
+        ("ipv6", "--enable fd00:91::/64", &["eth1"], &[]),
+        (
+            "bond",
+            "--enable 10.80.0.0/16,172.17.0.0/16",
+            &["bond0", "docker0"],
+            &[],
+        ),
+    ];
+    for (fx, args, ip, ports) in cases {
+        assert_eq!(used(fx, args), (strs(ip), strs(ports)), "{fx} {args}");
+    }
+}
+
+#[test]
+fn disable_keeps_the_rest() {
+    let cases: Vec<(&str, &str, &[&str], &[&str])> = vec![
+        ("ib-ipoib", "--disable ib", &["eth0", "ib0"], &[]),
+        ("ib-ipoib", "--disable eth0", &["ib0"], &["mlx5_0:1"]),
+        ("roce", "--disable eth:tcp", &[], &["mlx5_0:1"]),
+        ("bond", "--disable docker0", &["bond0"], &[]),
+        ("ipv6", "--disable fd00:90::/64", &["eth1"], &[]),
+    ];
+    for (fx, args, ip, ports) in cases {
+        assert_eq!(used(fx, args), (strs(ip), strs(ports)), "{fx} {args}");
+    }
+    let r = resolve(&sel("--disable eth0"), &host("ib-ipoib")).unwrap();
+    assert_eq!(r.excluded_ip, vec!["eth0"]);
+    let why = r.left_out.iter().find(|l| l.what == "eth0").unwrap();
+    assert!(
+        why.reason.contains("--disable item `eth0`"),
+        "{}",
+        why.reason
+    );
+}
+
+#[test]
+fn every_decision_has_a_reason() {
+    let r = resolve(&sel("--enable ib"), &host("ib-ipoib")).unwrap();
+    let reason = |what: &str| {
+        r.left_out
+            .iter()
+            .find(|l| l.what == what)
+            .map(|l| l.reason.clone())
+            .unwrap_or_else(|| panic!("{what} should be left out: {:?}", r.left_out))
+    };
+    assert!(reason("lo").contains("loopback"));
+    assert!(reason("mlx5_1:1").contains("not active"));
+    assert!(reason("eth0").contains("not named"));
+    assert!(r.ports[0].reasons[0].contains("`ib`"));
+    let b = resolve(&sel("--enable eth"), &host("bond")).unwrap();
+    let eth0 = b.left_out.iter().find(|l| l.what == "eth0").unwrap();
+    assert!(eth0.reason.contains("enslaved to bond0"), "{}", eth0.reason);
+    let docker = b.left_out.iter().find(|l| l.what == "docker0").unwrap();
+    assert!(docker.reason.contains("not named"));
+}
+
+#[test]
+fn unmatched_items_are_reported_with_what_the_host_has() {
+    let r = resolve(&sel("--enable ib0,eth7"), &host("ib-ipoib")).unwrap();
+    assert_eq!(r.unmatched.len(), 1);
+    assert_eq!(r.unmatched[0].item, "eth7");
+    assert!(r.unmatched[0].host_has.contains("ib0"));
+}
+
+#[test]
+fn nothing_left_is_an_error_naming_the_host() {
+    let e = resolve(&sel("--enable ib"), &host("bond"))
+        .unwrap_err()
+        .to_string();
+    assert!(e.contains("node-bond"), "{e}");
+    assert!(e.contains("matched nothing: `ib`"), "{e}");
+    assert!(
+        e.contains("bond0 (ethernet, virtual, 10.80.0.10/24)"),
+        "{e}"
+    );
+    let e = resolve(&sel("--disable eth0,eth1"), &host("ipv6"))
+        .unwrap_err()
+        .to_string();
+    assert!(
+        e.contains("--disable eth0,eth1 leaves host node-v6 with no network"),
+        "{e}"
+    );
+    // A port that is down does not count.
+    let e = resolve(&sel("--enable mlx5_1"), &host("ib-ipoib"))
+        .unwrap_err()
+        .to_string();
+    assert!(e.contains("node-ib"), "{e}");
+}
