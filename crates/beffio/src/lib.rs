@@ -12,6 +12,7 @@ pub mod options;
 pub mod patterns;
 pub mod report;
 pub mod results;
+pub mod run;
 pub mod schedule;
 pub mod segment;
 pub mod units;

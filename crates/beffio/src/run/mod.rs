@@ -1,0 +1,434 @@
+//! The execution layer: start-up, run directory, partitions, the three access methods,
+//! collective error handling and the reports.
+
+pub mod agree;
+pub mod exec;
+pub mod progress;
+pub mod rundir;
+
+use crate::figures::b_eff_io_2_1;
+use crate::options::{MemorySetting, Options};
+use crate::patterns::{mpart, pattern_table, PatternType, PATTERN_COUNT};
+use crate::report::{self, RunInfo};
+use crate::results::{AccessResult, PartitionResult, TypeTotal};
+use crate::schedule::{check_partitions, default_partitions, partition_time, run_time, Access};
+use crate::segment::segment_plan;
+use crate::validity::{invalid_reasons, verdict, ValidityInput};
+use agree::{agree, sum_all};
+use mpi::topology::{Color, SimpleCommunicator};
+use mpi::traits::*;
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex};
+
+/// Exit code for a failed run (usage errors exit with 2, signals with 128 + signal).
+pub const EXIT_FAILURE: i32 = 1;
+
+/// Runs b_eff_io on `world` with the process arguments `args`; returns the exit code.
+pub fn run(world: &SimpleCommunicator, args: Vec<String>) -> i32 {
+    let rank = world.rank();
+    let opts = match Options::parse_args(args) {
+        Ok(o) => o,
+        Err(e) => {
+            if rank == 0 {
+                let _ = e.print();
+            }
+            return e.exit_code();
+        }
+    };
+    let n = world.size() as usize;
+    let parts = opts
+        .partitions
+        .clone()
+        .unwrap_or_else(|| default_partitions(n));
+    if let Err(msg) = check_partitions(&parts, n) {
+        if rank == 0 {
+            eprintln!("b_eff_io: error: {msg}");
+        }
+        return 2;
+    }
+    let signal = Arc::new(AtomicUsize::new(0));
+    let dir_slot: Arc<Mutex<Option<PathBuf>>> = Arc::new(Mutex::new(None));
+    install_signals(&signal, &dir_slot, rank == 0 && !opts.keep);
+
+    match run_checked(world, &opts, &parts, &signal, &dir_slot) {
+        Ok(code) => code,
+        Err(msg) => {
+            if rank == 0 {
+                eprintln!("b_eff_io: error: {msg}");
+            }
+            match signal.load(Ordering::SeqCst) {
+                0 => EXIT_FAILURE,
+                s => 128 + s as i32,
+            }
+        }
+    }
+}
+
+fn install_signals(signal: &Arc<AtomicUsize>, dir: &Arc<Mutex<Option<PathBuf>>>, remove: bool) {
+    use signal_hook::consts::{SIGINT, SIGTERM};
+    let Ok(mut signals) = signal_hook::iterator::Signals::new([SIGINT, SIGTERM]) else {
+        return;
+    };
+    let (signal, dir) = (signal.clone(), dir.clone());
+    std::thread::spawn(move || {
+        for s in signals.forever() {
+            signal.store(s as usize, Ordering::SeqCst);
+            // Remove the files at once: the launcher may kill us before the next check.
+            if remove {
+                if let Some(d) = dir.lock().ok().and_then(|g| g.clone()) {
+                    let _ = rundir::remove(&d);
+                }
+            }
+        }
+    });
+}
+
+fn broadcast_text(world: &SimpleCommunicator, text: &str) -> String {
+    let mut buf = [0u8; 4096];
+    let b = text.as_bytes();
+    buf[..b.len().min(4096)].copy_from_slice(&b[..b.len().min(4096)]);
+    world.process_at_rank(0).broadcast_into(&mut buf[..]);
+    let end = buf.iter().position(|&c| c == 0).unwrap_or(buf.len());
+    String::from_utf8_lossy(&buf[..end]).into_owned()
+}
+
+/// Output files asked for by the user, created before the run so a bad path fails early.
+struct Outputs {
+    files: Vec<(PathBuf, bool)>,
+}
+
+impl Outputs {
+    fn create(opts: &Options) -> Result<Outputs, String> {
+        let mut paths: Vec<PathBuf> = opts.json.iter().cloned().collect();
+        if let Some(p) = &opts.prefix {
+            paths.push(PathBuf::from(format!("{p}.sum")));
+            paths.push(PathBuf::from(format!("{p}.prot")));
+        }
+        let mut out = Outputs { files: Vec::new() };
+        for p in paths {
+            let existed = p.exists();
+            std::fs::OpenOptions::new()
+                .append(true)
+                .create(true)
+                .open(&p)
+                .map_err(|e| format!("cannot write '{}': {}", p.display(), rundir::cause(&e)))?;
+            out.files.push((p, !existed));
+        }
+        Ok(out)
+    }
+
+    fn discard(&self) {
+        for (p, created) in &self.files {
+            if *created {
+                let _ = std::fs::remove_file(p);
+            }
+        }
+    }
+}
+
+fn memory_per_process(world: &SimpleCommunicator, setting: MemorySetting) -> (u64, u64) {
+    let local = world.split_shared(world.rank());
+    let mem_total = std::fs::read_to_string("/proc/meminfo")
+        .ok()
+        .and_then(|t| crate::validity::parse_meminfo_total(&t))
+        .unwrap_or(0);
+    let leader = local.rank() == 0;
+    let cache_bound = sum_all(world, if leader { mem_total } else { 0 });
+    let per = match setting {
+        MemorySetting::PerProcess(b) => b,
+        MemorySetting::Total(b) => b / world.size() as u64,
+        MemorySetting::Detect => mem_total / local.size() as u64,
+    };
+    // Every rank uses rank 0's value so all ranks plan the same MPART.
+    let mut agreed = per;
+    world.process_at_rank(0).broadcast_into(&mut agreed);
+    (agreed, cache_bound)
+}
+
+fn run_checked(
+    world: &SimpleCommunicator,
+    opts: &Options,
+    parts: &[usize],
+    signal: &Arc<AtomicUsize>,
+    dir_slot: &Arc<Mutex<Option<PathBuf>>>,
+) -> Result<i32, String> {
+    let rank = world.rank();
+    let n = world.size() as usize;
+    let (memory, cache_bound) = memory_per_process(world, opts.memory());
+    let mpart = mpart(memory);
+    let now = chrono::Local::now();
+
+    // The run directory and output files, created by rank 0, agreed by all.
+    let mut outputs = Outputs { files: Vec::new() };
+    let mut created = String::new();
+    let mut failure = None;
+    if rank == 0 {
+        match Outputs::create(opts).and_then(|o| {
+            outputs = o;
+            rundir::create(
+                &opts.path,
+                &now.format("%Y%m%dT%H%M%S").to_string(),
+                std::process::id(),
+            )
+        }) {
+            Ok(d) => created = d.display().to_string(),
+            Err(e) => failure = Some(e),
+        }
+    }
+    if let Err(e) = agree(world, failure) {
+        outputs.discard();
+        return Err(e);
+    }
+    let dir = PathBuf::from(broadcast_text(world, &created));
+    if let Ok(mut g) = dir_slot.lock() {
+        *g = Some(dir.clone());
+    }
+    let visible = (!dir.is_dir()).then(|| {
+        format!(
+            "run directory '{}' is not visible on this rank",
+            dir.display()
+        )
+    });
+    let outcome = agree(world, visible).and_then(|()| {
+        run_partitions(world, opts, parts, mpart, memory, cache_bound, signal, &dir)
+    });
+    world.barrier();
+    if rank == 0 && !opts.keep {
+        if let Err(e) = rundir::remove(&dir) {
+            eprintln!("b_eff_io: warning: {e}");
+        }
+    }
+    match outcome {
+        Err(e) => {
+            if rank == 0 {
+                outputs.discard();
+            }
+            Err(e)
+        }
+        Ok(results) => {
+            if rank == 0 {
+                let info = RunInfo {
+                    version: env!("CARGO_PKG_VERSION").to_string(),
+                    date: now.to_rfc3339(),
+                    host: mpi::environment::processor_name().unwrap_or_default(),
+                    processes: n,
+                    memory_per_process: memory,
+                    mpart,
+                    scheduled_time_s: opts.time,
+                    partitions: parts.to_vec(),
+                    path: opts.path.display().to_string(),
+                    cache_bound,
+                    noshared: opts.noshared,
+                    drop_cache: opts.drop_cache,
+                    check_every_call: opts.check_every_call,
+                };
+                report_all(opts, &info, &results)?;
+            }
+            Ok(0)
+        }
+    }
+}
+
+#[allow(clippy::too_many_arguments)]
+fn run_partitions(
+    world: &SimpleCommunicator,
+    opts: &Options,
+    parts: &[usize],
+    mpart: u64,
+    memory: u64,
+    cache_bound: u64,
+    signal: &Arc<AtomicUsize>,
+    dir: &Path,
+) -> Result<Vec<PartitionResult>, String> {
+    let rank = world.rank() as usize;
+    let n = world.size() as usize;
+    let total = run_time(opts.time, parts, n);
+    if rank == 0 {
+        let info = RunInfo {
+            version: env!("CARGO_PKG_VERSION").to_string(),
+            date: chrono::Local::now().to_rfc3339(),
+            host: mpi::environment::processor_name().unwrap_or_default(),
+            processes: n,
+            memory_per_process: memory,
+            mpart,
+            scheduled_time_s: opts.time,
+            partitions: parts.to_vec(),
+            path: opts.path.display().to_string(),
+            cache_bound,
+            noshared: opts.noshared,
+            drop_cache: opts.drop_cache,
+            check_every_call: opts.check_every_call,
+        };
+        print!("{}", report::text::header(&info));
+        println!("run directory     {}", dir.display());
+        println!("scheduled total   {total} s");
+    }
+    let progress = progress::Progress::new(rank == 0, total);
+    let mut results = Vec::new();
+    for (i, &size) in parts.iter().enumerate() {
+        let color = if rank < size {
+            Color::with_value(0)
+        } else {
+            Color::undefined()
+        };
+        let sub = world.split_by_color(color);
+        let outcome = match &sub {
+            Some(comm) => {
+                let sub_dir = dir.join(format!("p{i}.n{size}"));
+                let made = if comm.rank() == 0 {
+                    std::fs::create_dir(&sub_dir).err().map(|e| {
+                        format!(
+                            "cannot create '{}': {}",
+                            sub_dir.display(),
+                            rundir::cause(&e)
+                        )
+                    })
+                } else {
+                    None
+                };
+                agree(comm, made).and_then(|()| {
+                    let mut part = exec::Partition {
+                        comm,
+                        dir: sub_dir,
+                        table: pattern_table(mpart),
+                        time_s: partition_time(opts.time, size, n),
+                        noshared: opts.noshared,
+                        every_call: opts.check_every_call,
+                        signal: signal.clone(),
+                        wbuf: vec![0u64; (mpart / 8) as usize],
+                        rbuf: vec![0u64; (mpart / 8) as usize],
+                        sync_seen: (0.0, 0),
+                        progress: progress.clone(),
+                    };
+                    run_partition(&mut part, opts.drop_cache)
+                })
+            }
+            None => Err(String::new()),
+        };
+        // Ranks outside the partition wait here; a failure inside reaches everyone.
+        let failure = match (&sub, &outcome) {
+            (Some(_), Err(e)) => Some(e.clone()),
+            _ => None,
+        };
+        agree(world, failure)?;
+        if let Ok(r) = outcome {
+            results.push(r);
+        }
+    }
+    progress.finish();
+    Ok(results)
+}
+
+fn run_partition(part: &mut exec::Partition, drop_cache: bool) -> Result<PartitionResult, String> {
+    let start = mpi::time();
+    let mut counts = vec![0u64; PATTERN_COUNT];
+    let mut access: [AccessResult; 3] = Default::default();
+    let mut plan = None;
+    for a in Access::ALL {
+        if a == Access::Read && drop_cache {
+            drop_page_cache(part)?;
+        }
+        let mut patterns = Vec::with_capacity(PATTERN_COUNT);
+        let mut types = [TypeTotal::default(); 5];
+        for t in PatternType::ALL {
+            if a == Access::Write && t == PatternType::Segmented {
+                let mpart = part.table[1].chunk;
+                plan = Some(segment_plan(
+                    &part.table,
+                    mpart,
+                    &counts[0..9],
+                    &counts[9..17],
+                    &counts[17..25],
+                ));
+            }
+            let (r, total) = part.run_type(t, a, &mut counts, plan.as_ref())?;
+            patterns.extend(r);
+            types[t.index()] = total;
+        }
+        access[a.index()] = AccessResult { patterns, types };
+    }
+    let wall_s = mpi::time() - start;
+    Ok(PartitionResult {
+        processes: part.comm.size() as usize,
+        scheduled_s: part.time_s,
+        segment_bytes: plan.map_or(0, |p| p.segment),
+        access,
+        wall_s,
+    })
+}
+
+/// Asks the kernel to drop the benchmark files' cached pages (each rank its own files).
+fn drop_page_cache(part: &exec::Partition) -> Result<(), String> {
+    let rank = part.comm.rank();
+    let mut names = vec![format!("type2.{rank}")];
+    if rank == 0 {
+        names.extend(["type0", "type1", "type3", "type4"].map(String::from));
+    }
+    let mut failure = None;
+    for name in names {
+        let path = part.dir.join(name);
+        let r = std::fs::File::open(&path).and_then(|f| {
+            f.sync_all()?;
+            rustix::fs::fadvise(&f, 0, 0, rustix::fs::Advice::DontNeed)
+                .map_err(std::io::Error::from)
+        });
+        if let Err(e) = r {
+            failure.get_or_insert(format!(
+                "cannot drop the cache of '{}': {}",
+                path.display(),
+                rundir::cause(&e)
+            ));
+        }
+    }
+    agree(part.comm, failure)
+}
+
+fn report_all(opts: &Options, info: &RunInfo, results: &[PartitionResult]) -> Result<(), String> {
+    let errors: u64 = results.iter().map(|p| p.errors()).sum();
+    let reasons = invalid_reasons(&ValidityInput {
+        scheduled_time_s: opts.time,
+        shared_pointer: !opts.noshared,
+        data_errors: errors,
+    });
+    let mut summary = String::new();
+    for p in results {
+        let ratios = report::cache_ratios(info, p);
+        summary.push_str(&format!("\npartition n = {}\n", p.processes));
+        summary.push_str(&report::table::partition_table(p, info.mpart, ratios));
+        summary.push_str(&report::text::partition_figures(p));
+    }
+    let best = crate::figures::system_best(results).map(|(i, _)| &results[i]);
+    if let Some(best) = best {
+        summary.push('\n');
+        summary.push_str(&report::text::final_line(
+            info,
+            best,
+            b_eff_io_2_1(best),
+            &verdict(&reasons),
+        ));
+    }
+    print!("{summary}");
+    let write = |path: &Path, text: &str| {
+        std::fs::write(path, text)
+            .map_err(|e| format!("cannot write '{}': {}", path.display(), rundir::cause(&e)))
+    };
+    if let Some(p) = &opts.json {
+        let doc = report::json::document(info, results, &reasons);
+        let text = serde_json::to_string_pretty(&doc).map_err(|e| e.to_string())?;
+        write(p, &(text + "\n"))?;
+    }
+    if let Some(prefix) = &opts.prefix {
+        write(
+            Path::new(&format!("{prefix}.sum")),
+            &(report::text::header(info) + &summary),
+        )?;
+        let mut prot = String::from(report::protocol::HEADER);
+        prot.push('\n');
+        for p in results {
+            prot.push_str(&report::protocol::protocol_lines(p));
+        }
+        write(Path::new(&format!("{prefix}.prot")), &prot)?;
+    }
+    Ok(())
+}
