@@ -133,38 +133,39 @@ impl Config {
             )));
         }
         let need = self.core_rank_bytes(limits);
-        if let Some(available) = limits.available_bytes {
-            if need > u128::from(available) {
-                let buffers = if self.validate {
-                    "one send buffer and one receive buffer per pending receive (--validate)"
-                } else {
-                    "one send and one receive buffer"
-                };
-                return Err(Diagnostic(format!(
-                    "ERROR win_size {} with num_nbors {} and max_msgsize {} needs {} per core \
-                     rank ({} request handles of {} bytes, {buffers}), more than the {} \
-                     available on this host; lower --win_size or --max_msgsize",
-                    self.win_size,
-                    self.num_nbors,
-                    self.max_msgsize,
-                    human_bytes(need),
-                    2 * self.window_requests(),
-                    limits.request_bytes,
-                    human_bytes(u128::from(available)),
-                )));
-            }
-        }
         let window = self.window_requests();
-        if window > i32::MAX as u128 {
-            return Err(Diagnostic(format!(
-                "ERROR win_size {} times num_nbors {} is {window} requests per MPI_Waitall, more \
-                 than its int count allows ({})",
-                self.win_size,
-                self.num_nbors,
-                i32::MAX
-            )));
+        let too_much_memory = limits
+            .available_bytes
+            .filter(|&available| need > u128::from(available));
+        if too_much_memory.is_none() && window <= i32::MAX as u128 {
+            return Ok(());
         }
-        Ok(())
+        let buffers = if self.validate {
+            "one send buffer and one receive buffer per pending receive (--validate)"
+        } else {
+            "one send and one receive buffer"
+        };
+        let reason = match too_much_memory {
+            Some(available) => format!(
+                "more than the {} available on this host",
+                human_bytes(u128::from(available))
+            ),
+            None => format!(
+                "and {window} requests per MPI_Waitall, more than its int count allows ({})",
+                i32::MAX
+            ),
+        };
+        Err(Diagnostic(format!(
+            "ERROR win_size {} with num_nbors {} and max_msgsize {} needs {} per core rank \
+             ({} request handles of {} bytes, {buffers}), {reason}; lower --win_size or \
+             --max_msgsize",
+            self.win_size,
+            self.num_nbors,
+            self.max_msgsize,
+            human_bytes(need),
+            2 * window,
+            limits.request_bytes,
+        )))
     }
 }
 

@@ -1,0 +1,30 @@
+#!/usr/bin/env bash
+# Installs what xylem needs on Debian/Ubuntu: both MPI libraries (Open MPI and MPICH),
+# libclang for the mpi crate's bindings, iproute2 for the multi-host tests, Python for
+# the benchmark scripts. Idempotent and quiet when everything is already there.
+set -euo pipefail
+
+packages=(
+  openmpi-bin libopenmpi-dev
+  mpich libmpich-dev
+  libclang-dev clang pkg-config
+  iproute2 procps util-linux
+  python3
+)
+
+missing=()
+for p in "${packages[@]}"; do
+  if ! dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed"; then
+    missing+=("$p")
+  fi
+done
+[ ${#missing[@]} -eq 0 ] && exit 0
+
+sudo=()
+if [ "$(id -u)" -ne 0 ]; then
+  command -v sudo >/dev/null || { echo "install-deps: need root or sudo to install: ${missing[*]}" >&2; exit 1; }
+  sudo=(sudo)
+fi
+echo "install-deps: installing ${missing[*]}" >&2
+"${sudo[@]}" env DEBIAN_FRONTEND=noninteractive apt-get update -qq
+"${sudo[@]}" env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
