@@ -9,7 +9,7 @@ packages=(
   mpich libmpich-dev
   libclang-dev clang pkg-config
   iproute2 procps util-linux
-  python3
+  python3 time
 )
 
 missing=()
