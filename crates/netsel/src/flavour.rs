@@ -130,9 +130,14 @@ impl Flavour {
             return Some(Flavour::Mvapich2);
         }
         if lower.contains("mpich") {
-            let device = if lower.contains("ch4:ofi") {
+            // Prefer the `MPICH Device:` line: the configure line may name other devices.
+            let device_text = lower
+                .lines()
+                .find(|l| l.contains("mpich device"))
+                .unwrap_or(&lower);
+            let device = if device_text.contains("ch4:ofi") {
                 MpichDevice::Ch4Ofi
-            } else if lower.contains("ch3:nemesis") || lower.contains("ch3:sock") {
+            } else if device_text.contains("ch3:nemesis") || device_text.contains("ch3:sock") {
                 MpichDevice::Ch3Nemesis
             } else {
                 MpichDevice::Ch4Ucx

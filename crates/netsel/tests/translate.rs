@@ -335,6 +335,10 @@ fn flavour_detection_from_version_strings() {
             "MPICH Version: 3.3\nMPICH Device: ch3:nemesis",
             Flavour::Mpich { device: MpichDevice::Ch3Nemesis },
         ),
+        (
+            "MPICH Version: 4.0.2\nMPICH Device: ch4:ucx\nMPICH configure: --with-device=ch4:ofi",
+            Flavour::Mpich { device: MpichDevice::Ch4Ucx },
+        ),
         ("Intel(R) MPI Library 2021.6 for Linux* OS", Flavour::IntelMpi),
         ("MVAPICH2 Version      :\t2.3.7", Flavour::Mvapich2),
     ];

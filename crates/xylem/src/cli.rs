@@ -1,0 +1,90 @@
+//! The command line (clap derive).
+
+use std::ffi::OsString;
+use std::path::PathBuf;
+
+use clap::{Args, Parser, Subcommand, ValueEnum};
+
+/// xylem: MPI benchmarks and tools.
+#[derive(Debug, Parser)]
+#[command(name = "xylem", version, about)]
+pub struct Cli {
+    /// What to do.
+    #[command(subcommand)]
+    pub command: Command,
+}
+
+/// Top-level commands.
+#[derive(Debug, Subcommand)]
+pub enum Command {
+    /// Network selection: show, resolve (dry run), exec.
+    Net {
+        /// The `net` subcommand.
+        #[command(subcommand)]
+        command: NetCommand,
+    },
+}
+
+/// `xylem net ...`.
+#[derive(Debug, Subcommand)]
+pub enum NetCommand {
+    /// This host's networks as the resolver sees them.
+    Show {
+        /// Sysfs root to read (a fixture tree may carry `addrs` and `hostname` files).
+        #[arg(long, value_name = "DIR")]
+        sysfs: Option<PathBuf>,
+        /// Print JSON instead of a table.
+        #[arg(long)]
+        json: bool,
+    },
+    /// Dry run: what the selection uses and leaves out on this host, and the exact settings.
+    Resolve {
+        /// The selection.
+        #[command(flatten)]
+        selection: SelectionArgs,
+        /// Output format.
+        #[arg(long, value_enum, default_value_t = Format::Text)]
+        format: Format,
+    },
+    /// Resolve on this host, set the environment, and exec PROGRAM.
+    Exec {
+        /// The selection.
+        #[command(flatten)]
+        selection: SelectionArgs,
+        /// Print the resolution report to stderr before exec.
+        #[arg(long, short)]
+        verbose: bool,
+        /// The program and its arguments (after `--`).
+        #[arg(required = true, trailing_var_arg = true, value_name = "PROGRAM")]
+        program: Vec<OsString>,
+    },
+}
+
+/// `--enable|--disable LIST [--mpi FLAVOUR] [--sysfs DIR]`.
+#[derive(Debug, Args)]
+pub struct SelectionArgs {
+    /// Use only these networks: NETWORK[:QUALIFIER],... (see the netsel README).
+    #[arg(long, value_name = "LIST", allow_hyphen_values = true)]
+    pub enable: Option<String>,
+    /// Use all networks but these: NETWORK[:QUALIFIER],...
+    #[arg(long, value_name = "LIST", allow_hyphen_values = true)]
+    pub disable: Option<String>,
+    /// MPI flavour: openmpi-4.1, openmpi-5.0, mpich-ucx, mpich-ofi, mpich-nemesis, intel,
+    /// mvapich2. Default: $XYLEM_MPI, else detected (see the netsel README).
+    #[arg(long, value_name = "FLAVOUR")]
+    pub mpi: Option<String>,
+    /// Sysfs root to read (default /sys).
+    #[arg(long, value_name = "DIR")]
+    pub sysfs: Option<PathBuf>,
+}
+
+/// Output formats of `resolve`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum Format {
+    /// Human-readable report.
+    Text,
+    /// `export NAME=VALUE` lines.
+    Sh,
+    /// One JSON document.
+    Json,
+}

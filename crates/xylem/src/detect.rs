@@ -1,0 +1,100 @@
+//! Detecting the MPI flavour when `--mpi` is not given.
+//!
+//! Order: `$XYLEM_MPI` (a flavour name); then the version tools, asked in an order
+//! hinted by the launcher's environment — Open MPI's `mpirun` gives ranks
+//! `OMPI_COMM_WORLD_SIZE`, Hydra gives `PMI_RANK`/`PMI_SIZE` — so that on a host with
+//! both libraries the one launching us wins: `ompi_info --version`, `mpichversion`,
+//! `mpiname -a` (MVAPICH2), `mpirun --version`. Each tool gets a few seconds.
+
+use std::io::Read;
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+use netsel::Flavour;
+
+/// The environment variable naming the flavour.
+pub const FLAVOUR_ENV: &str = "XYLEM_MPI";
+
+const TOOL_TIMEOUT: Duration = Duration::from_secs(5);
+
+/// Finds the flavour, or explains what was tried.
+pub fn detect_flavour() -> Result<(Flavour, String), String> {
+    if let Ok(name) = std::env::var(FLAVOUR_ENV) {
+        let f = name
+            .parse::<Flavour>()
+            .map_err(|e| format!("${FLAVOUR_ENV}: {e}"))?;
+        return Ok((f, format!("${FLAVOUR_ENV}")));
+    }
+    let ompi: &[&str] = &["ompi_info", "--version"];
+    let mpich: &[&str] = &["mpichversion"];
+    let mv2: &[&str] = &["mpiname", "-a"];
+    let generic: &[&str] = &["mpirun", "--version"];
+    let mpich_first = std::env::var_os("OMPI_COMM_WORLD_SIZE").is_none()
+        && (std::env::var_os("PMI_RANK").is_some() || std::env::var_os("PMI_SIZE").is_some());
+    let order = if mpich_first {
+        [mpich, mv2, ompi, generic]
+    } else {
+        [ompi, mpich, mv2, generic]
+    };
+    for cmd in order {
+        if let Some(text) = run_tool(cmd) {
+            if let Some(f) = Flavour::detect(&text) {
+                return Ok((f, format!("`{}`", cmd.join(" "))));
+            }
+        }
+    }
+    Err(format!(
+        "cannot tell which MPI library is in use (tried ${FLAVOUR_ENV}, ompi_info --version, mpichversion, mpiname -a, mpirun --version); give --mpi FLAVOUR"
+    ))
+}
+
+/// Runs a version tool with a timeout; its stdout and stderr, or `None`.
+fn run_tool(cmd: &[&str]) -> Option<String> {
+    let mut child = Command::new(cmd[0])
+        .args(&cmd[1..])
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .ok()?;
+    // Drain both pipes while waiting, so a chatty tool cannot block on a full pipe.
+    let readers: Vec<_> = [
+        child
+            .stdout
+            .take()
+            .map(|r| Box::new(r) as Box<dyn Read + Send>),
+        child
+            .stderr
+            .take()
+            .map(|r| Box::new(r) as Box<dyn Read + Send>),
+    ]
+    .into_iter()
+    .flatten()
+    .map(|mut r| {
+        std::thread::spawn(move || {
+            let mut buf = Vec::new();
+            let _ = r.read_to_end(&mut buf);
+            String::from_utf8_lossy(&buf).into_owned()
+        })
+    })
+    .collect();
+    let start = Instant::now();
+    loop {
+        match child.try_wait() {
+            Ok(Some(_)) => break,
+            Ok(None) if start.elapsed() < TOOL_TIMEOUT => {
+                std::thread::sleep(Duration::from_millis(20))
+            }
+            _ => {
+                let _ = child.kill();
+                let _ = child.wait();
+                return None;
+            }
+        }
+    }
+    let mut text = String::new();
+    for r in readers {
+        text.push_str(&r.join().ok()?);
+    }
+    Some(text)
+}
