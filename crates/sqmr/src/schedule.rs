@@ -61,7 +61,7 @@ mod tests {
     fn small_counts_stay_and_never_reach_zero() {
         let iters: Vec<u64> = steps(1, 1 << 20, 6).iter().map(|s| s.iters).collect();
         assert_eq!(&iters[..4], &[6, 5, 4, 4]);
-        assert!(iters.iter().all(|&i| i == 4 || i > 4));
+        assert!(iters[3..].iter().all(|&i| i == 4), "{iters:?}");
         let ones: Vec<u64> = steps(1, 1024, 1).iter().map(|s| s.iters).collect();
         assert!(ones.iter().all(|&i| i == 1));
     }
