@@ -27,7 +27,7 @@ pub fn agree<C: Communicator>(comm: &C, local: Option<String>) -> Result<(), Str
     comm.process_at_rank(first).broadcast_into(&mut buf[..]);
     let end = buf.iter().position(|&b| b == 0).unwrap_or(MESSAGE_BYTES);
     let text = String::from_utf8_lossy(&buf[..end]).into_owned();
-    Err(if size > 1 {
+    Err(if size > 1 && !text.starts_with("rank ") {
         format!("rank {first}: {text}")
     } else {
         text

@@ -84,6 +84,9 @@ impl Partition<'_> {
     }
 
     fn open(&self, ptype: PatternType, access: Access, segment: u64) -> Result<Open, String> {
+        if let Some(why) = self.interrupted() {
+            return Err(why);
+        }
         let mode = match access {
             Access::Write => AccessMode::CREATE | AccessMode::WRITE_ONLY,
             Access::Rewrite => AccessMode::WRITE_ONLY,

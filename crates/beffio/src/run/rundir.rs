@@ -28,11 +28,13 @@ pub fn create(base: &Path, stamp: &str, pid: u32) -> Result<PathBuf, String> {
 
 /// Removes the run directory and everything in it; retries while files appear.
 pub fn remove(dir: &Path) -> Result<(), String> {
-    for _ in 0..5 {
+    // Other ranks may still be creating files: retry at once, then with short pauses.
+    for attempt in 0..50 {
         match std::fs::remove_dir_all(dir) {
             Ok(()) => return Ok(()),
             Err(e) if e.kind() == ErrorKind::NotFound => return Ok(()),
-            Err(_) => std::thread::sleep(std::time::Duration::from_millis(50)),
+            Err(_) if attempt < 20 => std::thread::yield_now(),
+            Err(_) => std::thread::sleep(std::time::Duration::from_millis(10)),
         }
     }
     std::fs::remove_dir_all(dir)

@@ -1,0 +1,303 @@
+//! End-to-end runs of `b_eff_io` under `mpirun` (Open MPI), one at a time, short `-T`.
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output, Stdio};
+use std::sync::Mutex;
+use std::time::{Duration, Instant};
+
+/// Several mpiruns at once crawl on 2 cores: run them one at a time.
+static ONE_AT_A_TIME: Mutex<()> = Mutex::new(());
+
+fn scratch(name: &str) -> PathBuf {
+    let d = std::env::temp_dir().join(format!("beffio-it-{name}-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&d);
+    std::fs::create_dir_all(&d).unwrap();
+    d
+}
+
+fn mpirun(n: usize, args: &[&str]) -> Command {
+    let mut c = Command::new("timeout");
+    c.args([
+        "-k",
+        "5",
+        "120",
+        "mpirun",
+        "--allow-run-as-root",
+        "--oversubscribe",
+        "-n",
+    ])
+    .arg(n.to_string())
+    .arg(env!("CARGO_BIN_EXE_b_eff_io"))
+    .args(args);
+    c
+}
+
+fn run(n: usize, args: &[&str]) -> (Output, f64) {
+    let start = Instant::now();
+    let out = mpirun(n, args).output().expect("start mpirun");
+    (out, start.elapsed().as_secs_f64())
+}
+
+fn entries(dir: &Path) -> Vec<String> {
+    let mut v: Vec<String> = std::fs::read_dir(dir)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    v.sort();
+    v
+}
+
+fn check_run(n: usize) {
+    let _guard = ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner());
+    let dir = scratch(&format!("ok{n}"));
+    std::fs::write(dir.join("precious"), b"keep me").unwrap();
+    let json = dir.join("out.json");
+    let prefix = dir.join("sum").display().to_string();
+    let t = 3.0;
+    let (out, wall) = run(
+        n,
+        &[
+            "-T",
+            "3",
+            "-p",
+            dir.to_str().unwrap(),
+            "--memory-per-process",
+            "256M",
+            "--json",
+            json.to_str().unwrap(),
+            "--prefix",
+            &prefix,
+        ],
+    );
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        out.status.success(),
+        "n={n}: {}\n{stdout}\n{stderr}",
+        out.status
+    );
+    // The run directory is gone; the user's file is untouched; only the asked-for outputs exist.
+    assert_eq!(
+        entries(&dir),
+        ["out.json", "precious", "sum.prot", "sum.sum"]
+    );
+    assert_eq!(std::fs::read(dir.join("precious")).unwrap(), b"keep me");
+    let doc: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
+    assert_eq!(doc["benchmark"], "b_eff_io");
+    assert_eq!(doc["processes"], n);
+    let parts = doc["partitions"].as_array().unwrap();
+    let expected_parts = if n == 1 { 1 } else { 2 };
+    assert_eq!(parts.len(), expected_parts);
+    let mut scheduled = 0.0;
+    for p in parts {
+        scheduled += p["scheduled_time_s"].as_f64().unwrap();
+        let bytes = |a: &str| -> Vec<u64> {
+            p["access"][a]
+                .as_array()
+                .unwrap()
+                .iter()
+                .map(|x| x["bytes"].as_u64().unwrap())
+                .collect()
+        };
+        for a in ["write", "rewrite", "read"] {
+            let list = p["access"][a].as_array().unwrap();
+            assert_eq!(list.len(), 43, "{a}");
+            for x in list {
+                assert!(x["repeats"].as_u64().unwrap() >= 1, "{a} {x}");
+                assert_eq!(x["errors"], 0, "{a} {x}");
+                assert!(x["bandwidth_mb_s"].as_f64().unwrap() > 0.0);
+            }
+        }
+        assert_eq!(bytes("read"), bytes("write"));
+        assert_eq!(bytes("rewrite"), bytes("write"));
+        assert!(p["segment_bytes"].as_u64().unwrap() % (1 << 20) == 0);
+    }
+    assert!(
+        (scheduled
+            - if n == 1 {
+                t
+            } else {
+                t + t * (n / 2) as f64 / n as f64
+            })
+        .abs()
+            < 1e-9
+    );
+    // Text and JSON agree on the headline.
+    let headline = format!(
+        "b_eff_io = {:.3} MB/s on ",
+        doc["b_eff_io_mb_s"].as_f64().unwrap()
+    );
+    assert!(stdout.contains(&headline), "{headline} not in\n{stdout}");
+    assert!(stdout.contains("NOT VALID (scheduled time T = 3 s is below 600 s)"));
+    assert_eq!(doc["valid"], false);
+    // Protocol: header + 3·43 lines per partition.
+    let prot = std::fs::read_to_string(dir.join("sum.prot")).unwrap();
+    assert_eq!(prot.lines().count(), 1 + 3 * 43 * expected_parts);
+    // Wall time within 1.1× the scheduled time plus start-up.
+    assert!(
+        wall <= 1.1 * scheduled + 15.0,
+        "took {wall} s for {scheduled} s"
+    );
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+#[test]
+fn one_rank_runs_every_pattern() {
+    check_run(1);
+}
+
+#[test]
+fn two_ranks_run_every_pattern() {
+    check_run(2);
+}
+
+#[test]
+fn three_ranks_run_every_pattern() {
+    check_run(3);
+}
+
+#[test]
+fn missing_path_stops_every_rank_with_the_path_named() {
+    let _guard = ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner());
+    let dir = scratch("missing");
+    let missing = dir.join("nope");
+    let (out, _) = run(
+        2,
+        &[
+            "-T",
+            "3",
+            "-p",
+            missing.to_str().unwrap(),
+            "--json",
+            dir.join("j.json").to_str().unwrap(),
+        ],
+    );
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(!out.status.success());
+    assert!(
+        stderr.contains(missing.to_str().unwrap()) && stderr.contains("ENOENT"),
+        "{stderr}"
+    );
+    assert!(entries(&dir).is_empty(), "left behind: {:?}", entries(&dir));
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+#[test]
+fn bad_options_are_rejected() {
+    let _guard = ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner());
+    let (out, _) = run(2, &["-T", "0"]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("must be positive"));
+    let (out, _) = run(2, &["--partitions", "3"]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("outside 1..2"));
+}
+
+fn mount_tmpfs(dir: &Path, opts: &str) -> bool {
+    let ok = Command::new("mount")
+        .args(["-t", "tmpfs", "-o", opts, "tmpfs"])
+        .arg(dir)
+        .stderr(Stdio::null())
+        .status()
+        .map(|s| s.success())
+        .unwrap_or(false);
+    if !ok {
+        eprintln!(
+            "SKIPPED: cannot mount a tmpfs at {} (needs root)",
+            dir.display()
+        );
+    }
+    ok
+}
+
+fn umount(dir: &Path) {
+    let _ = Command::new("umount").arg(dir).status();
+}
+
+#[test]
+fn full_disk_stops_cleanly_and_leaves_nothing() {
+    let _guard = ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner());
+    let dir = scratch("full");
+    if !mount_tmpfs(&dir, "size=3m") {
+        return;
+    }
+    let (out, _) = run(
+        2,
+        &[
+            "-T",
+            "6",
+            "-p",
+            dir.to_str().unwrap(),
+            "--memory-per-process",
+            "256M",
+        ],
+    );
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    let left = entries(&dir);
+    umount(&dir);
+    assert!(!out.status.success(), "{stderr}");
+    assert!(stderr.contains(dir.to_str().unwrap()), "{stderr}");
+    assert!(left.is_empty(), "left behind: {left:?}");
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+#[test]
+fn read_only_path_is_refused() {
+    let _guard = ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner());
+    let dir = scratch("ro");
+    if !mount_tmpfs(&dir, "ro,size=1m") {
+        return;
+    }
+    let (out, _) = run(2, &["-T", "3", "-p", dir.to_str().unwrap()]);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    umount(&dir);
+    assert!(!out.status.success());
+    assert!(
+        stderr.contains(dir.to_str().unwrap()) && stderr.contains("EROFS"),
+        "{stderr}"
+    );
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+#[test]
+fn sigterm_removes_the_files_and_fails() {
+    let _guard = ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner());
+    let dir = scratch("term");
+    let child = mpirun(
+        2,
+        &[
+            "-T",
+            "60",
+            "-p",
+            dir.to_str().unwrap(),
+            "--memory-per-process",
+            "256M",
+        ],
+    )
+    .stdout(Stdio::null())
+    .stderr(Stdio::piped())
+    .spawn()
+    .unwrap();
+    // Wait until the run directory has files in it.
+    let start = Instant::now();
+    while entries(&dir).is_empty() && start.elapsed() < Duration::from_secs(30) {
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    std::thread::sleep(Duration::from_millis(1500));
+    assert!(!entries(&dir).is_empty(), "the run never started");
+    // `timeout` forwards SIGTERM to mpirun, which forwards it to the ranks.
+    let _ = Command::new("kill")
+        .args(["-TERM", &child.id().to_string()])
+        .status();
+    let out = child.wait_with_output().unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(!out.status.success(), "{stderr}");
+    std::thread::sleep(Duration::from_millis(500));
+    assert!(
+        entries(&dir).is_empty(),
+        "left behind: {:?}\n{stderr}",
+        entries(&dir)
+    );
+    std::fs::remove_dir_all(&dir).unwrap();
+}
