@@ -8,7 +8,7 @@ packages=(
   openmpi-bin libopenmpi-dev
   mpich libmpich-dev
   libclang-dev clang pkg-config
-  iproute2 procps util-linux
+  iproute2 iputils-ping procps util-linux
   python3 time
 )
 

@@ -98,10 +98,16 @@ pub fn launch_with_env(
     for (key, value) in env {
         command.env(key, value);
     }
+    run(command, exe)
+}
+
+/// Runs a prepared command (the caller holds the [`JobLock`] and has put the time limit
+/// in the command line, with `timeout -k 5 SECONDS` first) and collects its output.
+pub fn run(mut command: Command, what: &Path) -> Job {
     let start = Instant::now();
     let output = command
         .output()
-        .unwrap_or_else(|e| panic!("cannot start the launcher for {}: {e}", exe.display()));
+        .unwrap_or_else(|e| panic!("cannot start the launcher for {}: {e}", what.display()));
     let code = output.status.code();
     Job {
         code,
@@ -113,10 +119,13 @@ pub fn launch_with_env(
 }
 
 /// Serialises jobs across processes with an advisory lock on a file in the temp dir.
-struct JobLock(File);
+/// Held by [`launch`] for one job, or by a caller for a longer setup; never take it twice
+/// in one process (the second take would wait forever).
+pub struct JobLock(File);
 
 impl JobLock {
-    fn acquire() -> JobLock {
+    /// Waits for the lock and holds it until dropped.
+    pub fn acquire() -> JobLock {
         let path = std::env::temp_dir().join("xylem-mpi-jobs.lock");
         let file = File::create(&path)
             .unwrap_or_else(|e| panic!("cannot create the job lock {}: {e}", path.display()));

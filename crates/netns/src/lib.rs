@@ -1,0 +1,312 @@
+//! Several MPI hosts on one machine, for tests that must see which link carried the bytes.
+//!
+//! [`Cluster::create`] builds two network namespaces (`xyh1`, `xyh2`) joined by three veth
+//! pairs, named alike on both hosts as on a real cluster:
+//!
+//! | link | subnet | use |
+//! |---|---|---|
+//! | `mgmt0` | 10.10.0.0/24 | launcher and runtime |
+//! | `data0` | 10.20.0.0/24 | data A |
+//! | `data1` | 10.30.0.0/24 | data B |
+//!
+//! Each host has its own host name (a UTS namespace per command) and `/etc/hosts` (through
+//! `/etc/netns/HOST/hosts`); IPv6 is off so that neighbour discovery does not pollute the
+//! counters. A small agent script stands in for ssh. Everything is torn down on drop,
+//! and the cluster holds the global MPI job lock while it lives.
+//!
+//! Where namespaces cannot be made (not root, no `ip`, no permission), `create` returns
+//! the reason, and the test must say that it skips.
+
+use std::collections::BTreeMap;
+use std::fs;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::time::Duration;
+
+pub use mpitest::{Flavour, Job};
+
+/// The hosts of the cluster; the first one runs the launcher.
+pub const HOSTS: [&str; 2] = ["xyh1", "xyh2"];
+
+/// The control link, pinned for the runtime.
+pub const CONTROL: Link = Link {
+    name: "mgmt0",
+    subnet: "10.10.0",
+};
+/// The first data link.
+pub const DATA_A: Link = Link {
+    name: "data0",
+    subnet: "10.20.0",
+};
+/// The second data link.
+pub const DATA_B: Link = Link {
+    name: "data1",
+    subnet: "10.30.0",
+};
+/// Every link.
+pub const LINKS: [Link; 3] = [CONTROL, DATA_A, DATA_B];
+
+/// One veth link between the hosts.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Link {
+    /// Interface name on every host.
+    pub name: &'static str,
+    /// The first three octets of its /24.
+    pub subnet: &'static str,
+}
+
+impl Link {
+    /// The subnet in CIDR form.
+    pub fn cidr(&self) -> String {
+        format!("{}.0/24", self.subnet)
+    }
+}
+
+/// Bytes sent and received per host and interface.
+pub type Counters = BTreeMap<(String, String), (u64, u64)>;
+
+/// A running two-host cluster. Dropping it removes everything it made.
+pub struct Cluster {
+    dir: tempfile::TempDir,
+    agent: PathBuf,
+    _lock: mpitest::JobLock,
+}
+
+/// Why a cluster could not be built.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Unavailable(pub String);
+
+fn sh(args: &[&str]) -> Result<String, String> {
+    let output = Command::new(args[0])
+        .args(&args[1..])
+        .output()
+        .map_err(|e| format!("{}: {e}", args.join(" ")))?;
+    if output.status.success() {
+        Ok(String::from_utf8_lossy(&output.stdout).into_owned())
+    } else {
+        Err(format!(
+            "{} failed: {}",
+            args.join(" "),
+            String::from_utf8_lossy(&output.stderr).trim()
+        ))
+    }
+}
+
+fn teardown() {
+    for host in HOSTS {
+        let _ = Command::new("ip").args(["netns", "del", host]).output();
+        let _ = fs::remove_dir_all(Path::new("/etc/netns").join(host));
+    }
+}
+
+impl Cluster {
+    /// Builds the cluster, or says why it cannot be built here.
+    pub fn create() -> Result<Cluster, Unavailable> {
+        let lock = mpitest::JobLock::acquire();
+        let uid = sh(&["id", "-u"]).map_err(Unavailable)?;
+        if uid.trim() != "0" {
+            return Err(Unavailable(format!(
+                "network namespaces need root (uid is {})",
+                uid.trim()
+            )));
+        }
+        teardown();
+        let dir = tempfile::tempdir().map_err(|e| Unavailable(e.to_string()))?;
+        let agent = dir.path().join("agent");
+        let cluster = Cluster {
+            dir,
+            agent,
+            _lock: lock,
+        };
+        cluster.build().map_err(|e| {
+            teardown();
+            Unavailable(e)
+        })?;
+        Ok(cluster)
+    }
+
+    fn build(&self) -> Result<(), String> {
+        for host in HOSTS {
+            sh(&["ip", "netns", "add", host])?;
+            for key in ["all", "default"] {
+                let setting = format!("net.ipv6.conf.{key}.disable_ipv6=1");
+                sh(&["ip", "netns", "exec", host, "sysctl", "-qw", &setting])?;
+            }
+            sh(&["ip", "-n", host, "link", "set", "lo", "up"])?;
+            let etc = Path::new("/etc/netns").join(host);
+            fs::create_dir_all(&etc).map_err(|e| format!("{}: {e}", etc.display()))?;
+            let mut hosts = String::from("127.0.0.1 localhost\n");
+            for (j, name) in HOSTS.iter().enumerate() {
+                hosts += &format!("{}.{} {name}\n", CONTROL.subnet, j + 1);
+            }
+            fs::write(etc.join("hosts"), hosts).map_err(|e| e.to_string())?;
+        }
+        for link in LINKS {
+            sh(&[
+                "ip", "link", "add", link.name, "netns", HOSTS[0], "type", "veth", "peer", "name",
+                link.name, "netns", HOSTS[1],
+            ])?;
+            for (j, host) in HOSTS.iter().enumerate() {
+                let address = format!("{}.{}/24", link.subnet, j + 1);
+                sh(&["ip", "-n", host, "addr", "add", &address, "dev", link.name])?;
+                sh(&["ip", "-n", host, "link", "set", link.name, "up"])?;
+            }
+        }
+        let script = "#!/bin/sh\n\
+            # An ssh stand-in: skip ssh-style options, take the host, run the rest as one\n\
+            # shell command line inside that host's namespace with its own host name.\n\
+            while [ $# -gt 0 ]; do\n\
+              case \"$1\" in\n\
+                -o|-l|-p|-i|-F) shift 2 ;;\n\
+                -*) shift ;;\n\
+                *) break ;;\n\
+              esac\n\
+            done\n\
+            host=$1; shift\n\
+            exec ip netns exec \"$host\" unshare --uts sh -c \"hostname $host; $*\"\n";
+        fs::write(&self.agent, script).map_err(|e| e.to_string())?;
+        sh(&["chmod", "+x", self.agent.to_str().unwrap()])?;
+        // The links come up asynchronously; wait until the peer answers on each.
+        for link in LINKS {
+            let peer = format!("{}.2", link.subnet);
+            let mut up = false;
+            for _ in 0..50 {
+                let ping = Command::new("ip")
+                    .args([
+                        "netns", "exec", HOSTS[0], "ping", "-c", "1", "-W", "1", &peer,
+                    ])
+                    .output();
+                if matches!(ping, Ok(o) if o.status.success()) {
+                    up = true;
+                    break;
+                }
+                std::thread::sleep(Duration::from_millis(100));
+            }
+            if !up {
+                return Err(format!("link {} did not come up", link.name));
+            }
+        }
+        Ok(())
+    }
+
+    /// A scratch directory that lives as long as the cluster.
+    pub fn dir(&self) -> &Path {
+        self.dir.path()
+    }
+
+    /// Every link's byte counters on every host.
+    pub fn counters(&self) -> Counters {
+        let mut out = Counters::new();
+        for host in HOSTS {
+            for link in LINKS {
+                let read = |what: &str| -> u64 {
+                    let path = format!("/sys/class/net/{}/statistics/{what}", link.name);
+                    sh(&["ip", "netns", "exec", host, "cat", &path])
+                        .unwrap_or_else(|e| panic!("{e}"))
+                        .trim()
+                        .parse()
+                        .unwrap()
+                };
+                out.insert(
+                    (host.to_string(), link.name.to_string()),
+                    (read("tx_bytes"), read("rx_bytes")),
+                );
+            }
+        }
+        out
+    }
+
+    /// Runs `program args` as a two-rank job, one rank per host, launched from the first
+    /// host with `flavour`'s launcher and the runtime pinned to the control link.
+    /// `env` is given to the launcher (and so, on one machine, to every rank).
+    pub fn launch(&self, flavour: Flavour, program: &[&str], env: &[(&str, &str)]) -> Job {
+        let mut inner: Vec<String> = vec!["timeout".into(), "-k".into(), "5".into(), "120".into()];
+        let agent = self.agent.to_str().unwrap().to_string();
+        match flavour {
+            Flavour::OpenMpi => inner.extend(
+                [
+                    "mpirun",
+                    "--allow-run-as-root",
+                    "--mca",
+                    "plm_rsh_agent",
+                    &agent,
+                    "--host",
+                    &HOSTS.join(","),
+                    "--map-by",
+                    "node",
+                    "-n",
+                    "2",
+                    "--mca",
+                    "oob_tcp_if_include",
+                    &CONTROL.cidr(),
+                ]
+                .map(String::from),
+            ),
+            Flavour::Mpich => inner.extend(
+                [
+                    "mpiexec.mpich",
+                    "-launcher",
+                    "ssh",
+                    "-launcher-exec",
+                    &agent,
+                    "-iface",
+                    CONTROL.name,
+                    "-hosts",
+                    &HOSTS.join(","),
+                    "-n",
+                    "2",
+                    "-ppn",
+                    "1",
+                ]
+                .map(String::from),
+            ),
+        }
+        inner.extend(program.iter().map(|s| s.to_string()));
+        let mut command = Command::new("ip");
+        command
+            .args(["netns", "exec", HOSTS[0], "unshare", "--uts", "sh", "-c"])
+            .arg(format!("hostname {}; exec \"$@\"", HOSTS[0]))
+            .arg("sh")
+            .args(&inner);
+        for (k, v) in env {
+            command.env(k, v);
+        }
+        mpitest::run(command, Path::new(program[0]))
+    }
+}
+
+impl Drop for Cluster {
+    fn drop(&mut self) {
+        teardown();
+    }
+}
+
+/// The difference of two counter readings.
+pub fn delta(before: &Counters, after: &Counters) -> Counters {
+    after
+        .iter()
+        .map(|(key, (tx, rx))| {
+            let (tx0, rx0) = before.get(key).copied().unwrap_or((0, 0));
+            (key.clone(), (tx - tx0, rx - rx0))
+        })
+        .collect()
+}
+
+/// Compiles the plain MPI ping-pong program with the `mpicc` of `flavour` into `dir`.
+pub fn build_pingpong(flavour: Flavour, dir: &Path) -> PathBuf {
+    let source = Path::new(env!("CARGO_MANIFEST_DIR")).join("c/pingpong.c");
+    let exe = dir.join("pingpong");
+    let mpicc = match flavour {
+        Flavour::OpenMpi => "mpicc",
+        Flavour::Mpich => "mpicc.mpich",
+    };
+    sh(&[
+        mpicc,
+        "-O2",
+        "-o",
+        exe.to_str().unwrap(),
+        source.to_str().unwrap(),
+    ])
+    .unwrap_or_else(|e| panic!("{e}"));
+    exe
+}
