@@ -100,9 +100,14 @@ pub fn report_text(r: &Report) -> String {
         let _ = writeln!(out, "  {}: {}", l.what, l.reason);
     }
     for u in &res.unmatched {
+        let why = if u.why.is_empty() {
+            String::new()
+        } else {
+            format!(" ({})", u.why)
+        };
         let _ = writeln!(
             out,
-            "warning: item `{}` matches nothing on {}; it has: {}",
+            "warning: item `{}` matches nothing usable on {}{why}; it has: {}",
             u.item, res.hostname, u.host_has
         );
     }

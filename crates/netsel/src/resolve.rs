@@ -80,6 +80,8 @@ pub struct LeftOut {
 pub struct Unmatched {
     /// The item as printed.
     pub item: String,
+    /// Why, when the item names something the host has but cannot use (empty otherwise).
+    pub why: String,
     /// What the host has, for the message.
     pub host_has: String,
 }
@@ -358,8 +360,20 @@ pub fn resolve(selection: &Selection, host: &Host) -> Result<Resolution, NoNetwo
                         .push(format!("{} port named by --enable item `{item}`", v.kind));
                 }
                 if !hit {
+                    // Say why when the item names something the host has but cannot use.
+                    let names: Vec<String> =
+                        m.ip.iter()
+                            .cloned()
+                            .chain(m.ports.iter().map(|(d, n)| format!("{d}:{n}")))
+                            .collect();
+                    let why: Vec<String> = left_out
+                        .iter()
+                        .filter(|l| names.contains(&l.what))
+                        .map(|l| format!("{} is left out: {}", l.what, l.reason))
+                        .collect();
                     unmatched.push(Unmatched {
                         item: item.to_string(),
+                        why: why.join("; "),
                         host_has: host.summary(),
                     });
                 }
@@ -452,7 +466,13 @@ pub fn resolve(selection: &Selection, host: &Host) -> Result<Resolution, NoNetwo
                 " (matched nothing: {})",
                 unmatched
                     .iter()
-                    .map(|u| format!("`{}`", u.item))
+                    .map(|u| {
+                        if u.why.is_empty() {
+                            format!("`{}`", u.item)
+                        } else {
+                            format!("`{}` ({})", u.item, u.why)
+                        }
+                    })
                     .collect::<Vec<_>>()
                     .join(", ")
             )

@@ -143,4 +143,12 @@ fn nothing_left_is_an_error_naming_the_host() {
         .unwrap_err()
         .to_string();
     assert!(e.contains("node-ib"), "{e}");
+    assert!(
+        e.contains("mlx5_1:1 is left out: port is not active (state 1: DOWN)"),
+        "{e}"
+    );
+    let e = resolve(&sel("--enable lo"), &host("ib-ipoib"))
+        .unwrap_err()
+        .to_string();
+    assert!(e.contains("lo is left out: loopback"), "{e}");
 }
