@@ -189,7 +189,8 @@ fn read_netdev(dir: &Path, name: &str, addrs: &[(String, IpNet)]) -> Netdev {
         lower,
         addrs: addrs
             .iter()
-            .filter(|(ifname, _)| ifname == name)
+            // getifaddrs names IPv4 aliases `eth0:1`; they belong to `eth0`.
+            .filter(|(ifname, _)| ifname.split(':').next() == Some(name))
             .map(|(_, a)| *a)
             .collect(),
     }

@@ -123,6 +123,10 @@ impl Flavour {
             let (major, minor) = parse_version(rest)?;
             return Some(Flavour::OpenMpi { major, minor });
         }
+        if let Some(pos) = lower.find("(open mpi) ") {
+            let (major, minor) = parse_version(&lower[pos + "(open mpi) ".len()..])?;
+            return Some(Flavour::OpenMpi { major, minor });
+        }
         if lower.contains("intel(r) mpi") || lower.contains("intel mpi") {
             return Some(Flavour::IntelMpi);
         }

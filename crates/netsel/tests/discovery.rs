@@ -94,6 +94,10 @@ fn missing_sysfs_and_bad_address_file_are_errors() {
     std::fs::create_dir_all(&dir).unwrap();
     let f = dir.join("addrs");
     std::fs::write(&f, "eth0 10.0.0.1/24\neth1 nonsense\n").unwrap();
+    assert!(file_addresses(&dir.join("missing"))
+        .unwrap_err()
+        .to_string()
+        .contains("missing"));
     let e = file_addresses(&f).unwrap_err().to_string();
     assert!(e.contains(":2:") && e.contains("nonsense"), "{e}");
     std::fs::remove_dir_all(&dir).unwrap();

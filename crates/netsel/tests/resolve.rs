@@ -57,6 +57,7 @@ fn names_ports_and_cidrs() {
             &["mlx5_0:1"],
         ),
         ("ipv6", "--enable fd00:91::/64", &["eth1"], &[]),
+        ("iwarp", "--enable 10.51.0.0/24:tcp", &["ens2"], &[]),
         (
             "bond",
             "--enable 10.80.0.0/16,172.17.0.0/16",

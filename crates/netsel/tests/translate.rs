@@ -339,6 +339,7 @@ fn flavour_detection_from_version_strings() {
             "MPICH Version: 4.0.2\nMPICH Device: ch4:ucx\nMPICH configure: --with-device=ch4:ofi",
             Flavour::Mpich { device: MpichDevice::Ch4Ucx },
         ),
+        ("mpirun (Open MPI) 4.1.4\n", Flavour::OpenMpi { major: 4, minor: 1 }),
         ("Intel(R) MPI Library 2021.6 for Linux* OS", Flavour::IntelMpi),
         ("MVAPICH2 Version      :\t2.3.7", Flavour::Mvapich2),
     ];
