@@ -71,17 +71,32 @@ fn install_signals(signal: &Arc<AtomicUsize>, dir: &Arc<Mutex<Option<PathBuf>>>,
         return;
     };
     let (signal, dir) = (signal.clone(), dir.clone());
-    std::thread::spawn(move || {
-        for s in signals.forever() {
-            signal.store(s as usize, Ordering::SeqCst);
-            // Remove the files at once: the launcher may kill us before the next check.
-            if remove {
-                if let Some(d) = dir.lock().ok().and_then(|g| g.clone()) {
-                    let _ = rundir::remove(&d);
+    let spawned = std::thread::Builder::new()
+        .name("signals".into())
+        .spawn(move || {
+            for s in signals.forever() {
+                signal.store(s as usize, Ordering::SeqCst);
+                // Remove the files at once: the launcher may kill us before the next check.
+                if remove {
+                    if let Some(d) = dir.lock().ok().and_then(|g| g.clone()) {
+                        let _ = rundir::remove(&d);
+                    }
                 }
             }
-        }
-    });
+        });
+    // Only the signal thread takes SIGINT/SIGTERM: a main thread stuck in a long fsync
+    // would otherwise hold the signal until the launcher's SIGKILL. Threads started later
+    // inherit the mask.
+    if spawned.is_ok() {
+        let mut set = nix::sys::signal::SigSet::empty();
+        set.add(nix::sys::signal::Signal::SIGINT);
+        set.add(nix::sys::signal::Signal::SIGTERM);
+        let _ = nix::sys::signal::pthread_sigmask(
+            nix::sys::signal::SigmaskHow::SIG_BLOCK,
+            Some(&set),
+            None,
+        );
+    }
 }
 
 fn broadcast_text(world: &SimpleCommunicator, text: &str) -> String {
