@@ -260,6 +260,17 @@ fn open_mpi(res: &Resolution, chosen: &Chosen, flavour: Flavour, t: &mut Transla
         Path::Ucx | Path::UcxTcp | Path::UcxVerbs | Path::IntelMlx => {
             t.settings.push(pml("ucx"));
             t.settings.push(net_free_btl());
+            // Open MPI's pml ucx refuses to run unless it sees an mlx* device with an
+            // RDMA transport (pml_ucx_devices=mlx*, pml_ucx_tls=rc_verbs,...); a
+            // selection of TCP interfaces or other RDMA NICs needs that gate opened.
+            let gated =
+                !chosen.ip.is_empty() || chosen.ports.iter().any(|p| !p.device.starts_with("mlx"));
+            if gated {
+                let why =
+                    "pml ucx only accepts mlx* RDMA devices by default; the selection names others";
+                t.settings.push(mca("pml_ucx_tls", "any", why));
+                t.settings.push(mca("pml_ucx_devices", "any", why));
+            }
             t.settings.push(env(
                 "UCX_NET_DEVICES",
                 ucx_devices(chosen),

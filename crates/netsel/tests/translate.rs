@@ -74,6 +74,8 @@ fn open_mpi_41_paths() {
             &[
                 "OMPI_MCA_pml=ucx",
                 "OMPI_MCA_btl=self,vader",
+                "OMPI_MCA_pml_ucx_tls=any",
+                "OMPI_MCA_pml_ucx_devices=any",
                 "UCX_NET_DEVICES=mlx5_0:1,ens1f0,eth0",
             ],
         ),
@@ -83,7 +85,20 @@ fn open_mpi_41_paths() {
             &[
                 "OMPI_MCA_pml=ucx",
                 "OMPI_MCA_btl=self,vader",
+                "OMPI_MCA_pml_ucx_tls=any",
+                "OMPI_MCA_pml_ucx_devices=any",
                 "UCX_NET_DEVICES=mlx5_0:1,ens1f0,eth0",
+            ],
+        ),
+        (
+            "ipv6",
+            "--enable eth1:ucx",
+            &[
+                "OMPI_MCA_pml=ucx",
+                "OMPI_MCA_btl=self,vader",
+                "OMPI_MCA_pml_ucx_tls=any",
+                "OMPI_MCA_pml_ucx_devices=any",
+                "UCX_NET_DEVICES=eth1",
             ],
         ),
         (
