@@ -43,6 +43,8 @@ impl fmt::Display for Knob {
 pub struct Setting {
     /// The knob.
     pub knob: Knob,
+    /// The environment variable that carries it (`OMPI_MCA_pml`, `UCX_NET_DEVICES`).
+    pub env: String,
     /// Its value.
     pub value: String,
     /// Why.
@@ -56,6 +58,7 @@ impl Setting {
     /// A setting without mutually exclusive companions.
     pub fn new(knob: Knob, value: impl Into<String>, reason: impl Into<String>) -> Setting {
         Setting {
+            env: knob.env_name(),
             knob,
             value: value.into(),
             reason: reason.into(),

@@ -153,6 +153,10 @@ fn resolve_json_carries_settings() {
         .find(|s| s["knob"]["name"] == "UCX_NET_DEVICES")
         .unwrap();
     assert_eq!(net["value"], "mlx5_0:1,ib0");
+    assert_eq!(net["env"], "UCX_NET_DEVICES");
+    assert!(settings
+        .iter()
+        .any(|s| s["env"] == "OMPI_MCA_pml" && s["value"] == "ucx"));
     assert_eq!(v["resolution"]["hostname"], "node-ib");
 }
 
