@@ -300,6 +300,27 @@ impl fmt::Display for Selection {
     }
 }
 
+impl FromStr for Selection {
+    type Err = GrammarError;
+
+    /// Parses what `Display` prints: `--enable LIST` or `--disable LIST` (also
+    /// `--enable=LIST`).
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        let s = s.trim_start();
+        for mode in [Mode::Enable, Mode::Disable] {
+            if let Some(rest) = s.strip_prefix(mode.switch()) {
+                if let Some(list) = rest.strip_prefix('=').or_else(|| rest.strip_prefix(' ')) {
+                    return Selection::parse(mode, list);
+                }
+                if rest.is_empty() {
+                    return Selection::parse(mode, rest);
+                }
+            }
+        }
+        Err(GrammarError::NoSwitch)
+    }
+}
+
 /// Characters accepted in a device or interface name besides ASCII letters and digits.
 pub const NAME_PUNCTUATION: &str = "_-.@";
 

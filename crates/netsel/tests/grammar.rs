@@ -152,6 +152,18 @@ fn names_answers_the_proposal_query() {
 }
 
 #[test]
+fn selection_from_str_takes_the_switch() {
+    let s: Selection = "--disable=ib,eth0".parse().unwrap();
+    assert_eq!(s.mode, Mode::Disable);
+    assert_eq!(s.list(), "ib,eth0");
+    assert_eq!("ib".parse::<Selection>(), Err(GrammarError::NoSwitch));
+    assert!(matches!(
+        "--enable".parse::<Selection>(),
+        Err(GrammarError::EmptyList { .. })
+    ));
+}
+
+#[test]
 fn display_prints_switch_and_canonical_list() {
     let s = Selection::parse(
         Mode::Disable,
@@ -212,6 +224,8 @@ proptest! {
         let mode = if enable { Mode::Enable } else { Mode::Disable };
         let s = Selection { mode, items };
         let back = Selection::parse(mode, &s.list()).map_err(|e| TestCaseError::fail(format!("{}: {e}", s.list())))?;
-        prop_assert_eq!(back, s);
+        prop_assert_eq!(&back, &s);
+        let whole: Selection = s.to_string().parse().map_err(|e| TestCaseError::fail(format!("{s}: {e}")))?;
+        prop_assert_eq!(whole, s);
     }
 }
