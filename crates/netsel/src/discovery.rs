@@ -181,6 +181,7 @@ fn read_netdev(dir: &Path, name: &str, addrs: &[(String, IpNet)]) -> Netdev {
     Netdev {
         name: name.to_string(),
         kind,
+        ifindex: read_trimmed(&dir.join("ifindex")).and_then(|i| i.parse().ok()),
         is_virtual,
         hardware_backed: !is_virtual,
         driver,

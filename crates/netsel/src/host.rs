@@ -49,6 +49,9 @@ pub struct Netdev {
     pub name: String,
     /// Kind from the ARPHRD type.
     pub kind: NetdevKind,
+    /// The kernel's interface index (`ifindex`), when sysfs gives it: the order in which
+    /// the kernel, and so Open MPI, enumerates interfaces.
+    pub ifindex: Option<u32>,
     /// True when the netdev has no `device` link (veth, bridge, bond, VLAN, dummy).
     pub is_virtual: bool,
     /// True when the netdev is physical or sits on physical netdevs (a bond or VLAN

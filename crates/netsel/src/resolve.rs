@@ -6,7 +6,7 @@
 //! | item | verbs ports | IP interfaces |
 //! |---|---|---|
 //! | `ib`, `opa`, `roce`, `iwarp`, `usnic` | ports of that kind | only with `:tcp`: the netdevs behind those ports |
-//! | `eth` | RoCE, iWARP and usNIC ports | hardware-backed Ethernet netdevs (bonds and VLANs over NICs included; veth, bridges without NICs, docker0 not) |
+//! | `eth` | RoCE, iWARP and usNIC ports | hardware-backed Ethernet netdevs (bonds and VLANs over NICs included; veth, bridges without NICs, docker0 not); on a host with no hardware-backed Ethernet at all (a container, a namespace), every Ethernet netdev |
 //! | a netdev name | the ports whose netdev it is | that netdev |
 //! | a verbs device name, with optional port | its ports (or that port) | the netdevs behind them |
 //! | a CIDR | the ports whose netdev has an address inside | netdevs with an address inside |
@@ -174,18 +174,33 @@ fn human_kinds(h: HumanName) -> &'static [VerbsKind] {
     }
 }
 
+/// The netdevs `eth` names: the hardware-backed Ethernet ones, so that container
+/// plumbing (docker0, veth) stays out on a real node; where the host has none (inside a
+/// container or a network namespace, whose only links are virtual), every Ethernet one.
+fn ethernet_netdevs(host: &Host) -> Vec<String> {
+    let ethernet = || {
+        host.netdevs
+            .iter()
+            .filter(|n| n.kind == NetdevKind::Ethernet)
+    };
+    let backed: Vec<String> = ethernet()
+        .filter(|n| n.hardware_backed)
+        .map(|n| n.name.clone())
+        .collect();
+    if backed.is_empty() {
+        ethernet().map(|n| n.name.clone()).collect()
+    } else {
+        backed
+    }
+}
+
 fn item_matches(host: &Host, item: &Item) -> Matches {
     let mut m = Matches::default();
     match &item.network {
         Network::Human(h) => {
             m.ports = ports_of(host, human_kinds(*h));
             m.ip = match h {
-                HumanName::Ethernet => host
-                    .netdevs
-                    .iter()
-                    .filter(|n| n.kind == NetdevKind::Ethernet && n.hardware_backed)
-                    .map(|n| n.name.clone())
-                    .collect(),
+                HumanName::Ethernet => ethernet_netdevs(host),
                 _ if item.qualifier == Some(Qualifier::Tcp) => {
                     let mut ip = netdevs_behind(host, human_kinds(*h));
                     if matches!(h, HumanName::Infiniband | HumanName::OmniPath) {
@@ -485,6 +500,17 @@ pub fn resolve(selection: &Selection, host: &Host) -> Result<Resolution, NoNetwo
             host_has: host.summary(),
         });
     }
+    // Kernel interface order: Open MPI's TCP BTL pairs its modules with the peers'
+    // addresses in the order of its include list, and an order other than the kernel's
+    // makes it connect a module bound to one link to the peer's address on another, which
+    // hangs (measured with Open MPI 4.1.4: `data0,data1,mgmt0` hangs where the kernel order
+    // `mgmt0,data0,data1` runs).
+    let position = |name: &str| {
+        host.netdev(name)
+            .map(|n| (n.ifindex.unwrap_or(u32::MAX), n.name.clone()))
+            .unwrap_or((u32::MAX, name.to_string()))
+    };
+    ip.sort_by_key(|u| position(&u.name));
     Ok(Resolution {
         hostname: host.hostname.clone(),
         mode: selection.mode,

@@ -153,3 +153,65 @@ fn nothing_left_is_an_error_naming_the_host() {
         .to_string();
     assert!(e.contains("lo is left out: loopback"), "{e}");
 }
+
+#[test]
+fn eth_falls_back_to_virtual_links_only_where_no_nic_exists() {
+    use netsel::{Host, Netdev, NetdevKind};
+    let veth = |name: &str, addr: &str| Netdev {
+        name: name.into(),
+        kind: NetdevKind::Ethernet,
+        ifindex: None,
+        is_virtual: true,
+        hardware_backed: false,
+        driver: None,
+        operstate: Some("up".into()),
+        master: None,
+        lower: vec![],
+        addrs: vec![addr.parse().unwrap()],
+    };
+    let mut namespace = Host {
+        hostname: "h1".into(),
+        netdevs: vec![veth("data0", "10.20.0.1/24"), veth("data1", "10.30.0.1/24")],
+        verbs: vec![],
+    };
+    let r = resolve(&sel("--enable ethernet"), &namespace).unwrap();
+    let names: Vec<&str> = r.ip.iter().map(|u| u.name.as_str()).collect();
+    assert_eq!(names, ["data0", "data1"]);
+    // With one NIC on the host, the virtual links are container plumbing again.
+    let mut nic = veth("eno1", "10.1.0.1/24");
+    nic.is_virtual = false;
+    nic.hardware_backed = true;
+    namespace.netdevs.push(nic);
+    let r = resolve(&sel("--enable ethernet"), &namespace).unwrap();
+    let names: Vec<&str> = r.ip.iter().map(|u| u.name.as_str()).collect();
+    assert_eq!(names, ["eno1"]);
+}
+
+#[test]
+fn interfaces_come_in_kernel_order_not_name_order() {
+    use netsel::{Host, Netdev, NetdevKind};
+    let link = |name: &str, index: u32, addr: &str| Netdev {
+        name: name.into(),
+        kind: NetdevKind::Ethernet,
+        ifindex: Some(index),
+        is_virtual: false,
+        hardware_backed: true,
+        driver: Some("virtio_net".into()),
+        operstate: Some("up".into()),
+        master: None,
+        lower: vec![],
+        addrs: vec![addr.parse().unwrap()],
+    };
+    let host = Host {
+        hostname: "h1".into(),
+        netdevs: vec![
+            link("data0", 3, "10.20.0.1/24"),
+            link("data1", 4, "10.30.0.1/24"),
+            link("mgmt0", 2, "10.10.0.1/24"),
+        ],
+        verbs: vec![],
+    };
+    let r = resolve(&sel("--enable data1,eth"), &host).unwrap();
+    let names: Vec<&str> = r.ip.iter().map(|u| u.name.as_str()).collect();
+    assert_eq!(names, ["mgmt0", "data0", "data1"]);
+}
