@@ -166,25 +166,32 @@ impl Cluster {
             exec ip netns exec \"$host\" unshare --uts sh -c \"hostname $host; $*\"\n";
         fs::write(&self.agent, script).map_err(|e| e.to_string())?;
         sh(&["chmod", "+x", self.agent.to_str().unwrap()])?;
-        // The links come up asynchronously; wait until the peer answers on each.
+        // The links come up asynchronously: the kernel marks a link running (operstate
+        // "up") up to a second after both ends are set up, and until then UCX refuses the
+        // device. Wait for that on every host, then for the peer to answer on each link.
+        for host in HOSTS {
+            for link in LINKS {
+                let path = format!("/sys/class/net/{}/operstate", link.name);
+                let ready = (0..100).any(|_| {
+                    let state =
+                        sh(&["ip", "netns", "exec", host, "cat", &path]).unwrap_or_default();
+                    let up = state.trim() == "up";
+                    if !up {
+                        std::thread::sleep(Duration::from_millis(50));
+                    }
+                    up
+                });
+                if !ready {
+                    return Err(format!("link {} on {host} did not come up", link.name));
+                }
+            }
+        }
         for link in LINKS {
             let peer = format!("{}.2", link.subnet);
-            let mut up = false;
-            for _ in 0..50 {
-                let ping = Command::new("ip")
-                    .args([
-                        "netns", "exec", HOSTS[0], "ping", "-c", "1", "-W", "1", &peer,
-                    ])
-                    .output();
-                if matches!(ping, Ok(o) if o.status.success()) {
-                    up = true;
-                    break;
-                }
-                std::thread::sleep(Duration::from_millis(100));
-            }
-            if !up {
-                return Err(format!("link {} did not come up", link.name));
-            }
+            sh(&[
+                "ip", "netns", "exec", HOSTS[0], "ping", "-c", "1", "-W", "2", &peer,
+            ])
+            .map_err(|e| format!("link {} does not carry traffic: {e}", link.name))?;
         }
         Ok(())
     }
@@ -218,7 +225,8 @@ impl Cluster {
 
     /// Runs `program args` as a two-rank job, one rank per host, launched from the first
     /// host with `flavour`'s launcher and the runtime pinned to the control link.
-    /// `env` is given to the launcher (and so, on one machine, to every rank).
+    /// `env` is given to the launcher (and so, on one machine, to every rank). For MPICH
+    /// (ch4:ucx) `UCX_TLS=tcp,self` is the default, since the hosts share memory.
     pub fn launch(&self, flavour: Flavour, program: &[&str], env: &[(&str, &str)]) -> Job {
         let mut inner: Vec<String> = vec!["timeout".into(), "-k".into(), "5".into(), "120".into()];
         let agent = self.agent.to_str().unwrap().to_string();
@@ -268,6 +276,11 @@ impl Cluster {
             .arg(format!("hostname {}; exec \"$@\"", HOSTS[0]))
             .arg("sh")
             .args(&inner);
+        if flavour == Flavour::Mpich && !env.iter().any(|(k, _)| *k == "UCX_TLS") {
+            // The namespaces share this machine's memory, and UCX would carry the
+            // messages through shared memory between them; real hosts cannot.
+            command.env("UCX_TLS", "tcp,self");
+        }
         for (k, v) in env {
             command.env(k, v);
         }
