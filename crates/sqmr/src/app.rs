@@ -32,7 +32,11 @@ pub const EXIT_USAGE: i32 = 2;
 pub const EXIT_CORRUPTED: i32 = 3;
 
 /// Runs the benchmark on every rank of `world` (a collective call).
-pub fn run(world: &SimpleCommunicator, parsed: Result<Options, clap::Error>) -> Result<(), Agreed> {
+pub fn run(
+    world: &SimpleCommunicator,
+    parsed: Result<Options, clap::Error>,
+    network: Result<crate::network::Applied, String>,
+) -> Result<(), Agreed> {
     let rank = world.rank();
     let options = match parsed {
         Ok(options) => options,
@@ -47,6 +51,8 @@ pub fn run(world: &SimpleCommunicator, parsed: Result<Options, clap::Error>) -> 
             return agree(world, Err(Failure::new(EXIT_USAGE, message)));
         }
     };
+    let network = network.map_err(|message| Failure::new(EXIT_USAGE, message));
+    let network = agree(world, network)?;
     let limits = HostLimits {
         available_bytes: crate::host::memory_available(),
         request_bytes: std::mem::size_of::<mpi::ffi::MPI_Request>() as u64,
@@ -81,7 +87,9 @@ pub fn run(world: &SimpleCommunicator, parsed: Result<Options, clap::Error>) -> 
             core_hosts: hosts[..config.num_cores].to_vec(),
             hosts,
         };
-        Document::new(config.clone(), started.to_rfc3339(), environment, placement)
+        let mut doc = Document::new(config.clone(), started.to_rfc3339(), environment, placement);
+        doc.network_selection = network.clone();
+        doc
     });
     if let Some(doc) = &document {
         print_preamble(&config, doc, options.verbose, &started);
@@ -151,6 +159,9 @@ fn print_preamble(
         env!("CARGO_PKG_VERSION"),
         xmpi::library_summary()
     );
+    if let Some(network) = &doc.network_selection {
+        println!("# network selection (rank 0's host): {network}");
+    }
     for line in doc.placement.warnings() {
         println!("{line}");
     }

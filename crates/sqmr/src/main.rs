@@ -2,6 +2,11 @@
 
 fn main() {
     let options = sqmr::options::Options::parse_from_args(std::env::args_os());
+    // Network selection goes into the environment before MPI_Init reads it.
+    let network = match &options {
+        Ok(o) => sqmr::network::apply(o),
+        Err(_) => Ok(None),
+    };
     let mpi = match xmpi::Mpi::init() {
         Ok(mpi) => mpi,
         Err(e) => {
@@ -11,7 +16,7 @@ fn main() {
     };
     let code = {
         let world = mpi.world();
-        match sqmr::app::run(&world, options) {
+        match sqmr::app::run(&world, options, network) {
             Ok(()) => 0,
             Err(agreed) => agreed.code,
         }

@@ -31,7 +31,8 @@ slowest core. Bandwidths are in MiB/s (1048576 bytes).";
 
 /// The one-line synopsis, shared by `--help` and the hint after every diagnostic.
 pub const USAGE: &str = "sqmr [--num_cores N] [--num_nbors N] [--num_iters N] [--win_size N] \
-[--min_msgsize BYTES] [--max_msgsize BYTES] [--verbose] [--json PATH] [--validate]";
+[--min_msgsize BYTES] [--max_msgsize BYTES] [--verbose] [--json PATH] [--validate] \
+[--enable|--disable LIST]";
 
 /// The options of `sqmr`, parsed but not yet checked against each other or the job.
 #[derive(Debug, Clone, PartialEq, Eq, Parser)]
@@ -88,6 +89,15 @@ pub struct Options {
     /// and check it on arrival (rates then include the checking)
     #[arg(long)]
     pub validate: bool,
+
+    /// Use only these networks: NETWORK[:QUALIFIER],... (names like ib or eth,
+    /// interfaces like eth0 or mlx5_0:1, CIDRs), resolved on each host before MPI starts
+    #[arg(long, value_name = "LIST", conflicts_with = "disable")]
+    pub enable: Option<String>,
+
+    /// Use every network but these: NETWORK[:QUALIFIER],...
+    #[arg(long, value_name = "LIST")]
+    pub disable: Option<String>,
 
     /// Test aid: the first neighbour rank corrupts one byte of one message
     #[arg(long = "corrupt-one-message", hide = true)]

@@ -31,6 +31,8 @@ pub struct Document {
     pub environment: Environment,
     /// The placement check.
     pub placement: Placement,
+    /// `--enable/--disable` as resolved on rank 0's host, with the settings made.
+    pub network_selection: Option<String>,
     /// One entry per finished size.
     pub sizes: Vec<SizeResult>,
     /// With `--validate`: what was checked and found.
@@ -92,6 +94,7 @@ impl Document {
             warmup_iterations: WARMUP_ITERATIONS,
             environment,
             placement,
+            network_selection: None,
             sizes: Vec::new(),
             validation: None,
         }
