@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Installs what xylem needs on Debian/Ubuntu: both MPI libraries (Open MPI and MPICH),
 # libclang for the mpi crate's bindings, iproute2 for the multi-host tests, Python for
-# the benchmark scripts. Idempotent and quiet when everything is already there.
+# the benchmark scripts, Slurm (controller, node daemon, client) for the local multi-node
+# Slurm tests (crates/slurmtest). Idempotent and quiet when everything is already there.
 set -euo pipefail
 
 packages=(
@@ -10,6 +11,7 @@ packages=(
   libclang-dev clang pkg-config
   iproute2 iputils-ping procps util-linux
   python3 time
+  slurm-wlm slurmctld slurmd slurm-client
 )
 
 missing=()

@@ -23,6 +23,13 @@ pub enum Command {
         #[command(subcommand)]
         command: NetCommand,
     },
+    /// Placement: a launcher command line (and the file it needs) that puts a benchmark's
+    /// ranks where its numbers mean what they say.
+    Place {
+        /// The benchmark to place.
+        #[command(subcommand)]
+        command: crate::place::PlaceCommand,
+    },
 }
 
 /// `xylem net ...`.

@@ -7,6 +7,7 @@
 mod cli;
 mod detect;
 mod net;
+mod place;
 
 use std::process::ExitCode;
 
@@ -22,5 +23,6 @@ fn main() -> ExitCode {
                 ExitCode::from(e.code)
             }
         },
+        cli::Command::Place { command } => place::main(command),
     }
 }

@@ -1,0 +1,132 @@
+//! `xylem place sqmr ...`: a launcher command line and its host file, from the `place`
+//! crate.
+//!
+//! Without `--out` it prints a shell script that writes the file (a here-document) and
+//! runs the command; with `--out DIR` it writes the file into DIR and prints the command.
+//! The first line, starting with `#`, says where every rank goes.
+
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use clap::{Args, Subcommand};
+use place::{Command, Launcher, Layout, Mpi, Request, Shape};
+
+/// `xylem place ...`.
+#[derive(Debug, Subcommand)]
+pub enum PlaceCommand {
+    /// sqmr: core ranks on the core node, each core's neighbours spread over the others.
+    Sqmr(SqmrArgs),
+}
+
+/// The options of `xylem place sqmr`.
+#[derive(Debug, Args)]
+pub struct SqmrArgs {
+    /// Ranks on the core node.
+    #[arg(long = "num_cores", visible_alias = "num-cores", value_name = "N")]
+    pub num_cores: usize,
+    /// Neighbour ranks per core rank.
+    #[arg(
+        long = "num_nbors",
+        visible_alias = "num-nbors",
+        value_name = "N",
+        default_value_t = 1
+    )]
+    pub num_nbors: usize,
+    /// The node under test.
+    #[arg(long = "core-node", visible_alias = "core_node", value_name = "NODE")]
+    pub core_node: String,
+    /// Every node the job may use, the core node among them: NODE,NODE,...
+    #[arg(long, value_name = "LIST", value_delimiter = ',', required = true)]
+    pub nodes: Vec<String>,
+    /// srun (Slurm, arbitrary distribution), mpirun (Open MPI, rankfile) or mpiexec
+    /// (MPICH hydra, machine file).
+    #[arg(long, value_name = "LAUNCHER", value_parser = parse_launcher)]
+    pub launcher: Launcher,
+    /// The MPI library sqmr was built with (openmpi or mpich): under srun it adds the
+    /// --mpi plugin that library needs (pmix or pmi2).
+    #[arg(long, value_name = "MPI", value_parser = parse_mpi)]
+    pub mpi: Option<Mpi>,
+    /// The most ranks a node may take (its cores, or its Slurm CPUs).
+    #[arg(long = "slots-per-node", value_name = "N")]
+    pub slots_per_node: Option<usize>,
+    /// Write the file into DIR (created if missing) and print only the command.
+    #[arg(long, value_name = "DIR")]
+    pub out: Option<PathBuf>,
+    /// The sqmr binary to name in the command.
+    #[arg(long, value_name = "PATH", default_value = "sqmr")]
+    pub program: String,
+    /// More sqmr options (after `--`).
+    #[arg(last = true, value_name = "SQMR_ARGS")]
+    pub extra: Vec<String>,
+}
+
+fn parse_launcher(s: &str) -> Result<Launcher, String> {
+    s.parse()
+}
+
+fn parse_mpi(s: &str) -> Result<Mpi, String> {
+    s.parse()
+}
+
+/// Runs `xylem place ...` and returns the exit code: 0, or 2 when the layout or the
+/// command cannot be made, or 1 when the file cannot be written.
+pub fn main(command: PlaceCommand) -> ExitCode {
+    match run(command) {
+        Ok(text) => {
+            print!("{text}");
+            ExitCode::SUCCESS
+        }
+        Err((code, message)) => {
+            eprintln!("xylem place: {message}");
+            ExitCode::from(code)
+        }
+    }
+}
+
+fn run(command: PlaceCommand) -> Result<String, (u8, String)> {
+    let PlaceCommand::Sqmr(args) = command;
+    let layout = Layout::plan(&Request {
+        shape: Shape {
+            num_cores: args.num_cores,
+            num_nbors: args.num_nbors,
+        },
+        core_node: args.core_node.clone(),
+        nodes: args.nodes.clone(),
+        slots_per_node: args.slots_per_node,
+    })
+    .map_err(|e| (2, e.to_string()))?;
+    let name = args.launcher.default_file_name();
+    let path = match &args.out {
+        None => name.to_string(),
+        Some(dir) => {
+            std::fs::create_dir_all(dir)
+                .map_err(|e| (1, format!("cannot create {}: {e}", dir.display())))?;
+            let dir = std::path::absolute(dir)
+                .map_err(|e| (1, format!("cannot resolve {}: {e}", dir.display())))?;
+            dir.join(name).to_string_lossy().into_owned()
+        }
+    };
+    let command = Command::new(
+        &layout,
+        args.launcher,
+        args.mpi,
+        &path,
+        &args.program,
+        &args.extra,
+    )
+    .map_err(|e| (2, e.to_string()))?;
+    let mut text = format!("# {}\n", layout.summary());
+    if args.launcher == Launcher::Srun && args.mpi.is_none() {
+        text += "# srun: add --mpi=pmix for Open MPI or --mpi=pmi2 for MPICH unless the \
+                 cluster's MpiDefault is right (or give --mpi openmpi|mpich)\n";
+    }
+    if args.out.is_some() {
+        std::fs::write(&path, &command.file.contents)
+            .map_err(|e| (1, format!("cannot write {path}: {e}")))?;
+        text += &command.shell_line();
+        text.push('\n');
+    } else {
+        text += &command.script();
+    }
+    Ok(text)
+}
