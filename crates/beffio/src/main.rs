@@ -1,13 +1,19 @@
 //! `b_eff_io`: the effective I/O bandwidth benchmark. Thin front over [`beffio::run`].
 
 fn main() {
-    let code = {
-        let Some(universe) = mpi::initialize() else {
-            eprintln!("b_eff_io: error: MPI could not be initialised");
-            std::process::exit(1);
-        };
-        let world = universe.world();
-        beffio::run::run(&world, std::env::args().collect())
+    let args: Vec<String> = std::env::args().collect();
+    // Network selection goes into the environment before MPI_Init reads it.
+    let network = match beffio::options::Options::parse_args(&args) {
+        Ok(o) => xmpi::network::apply(o.enable.as_deref(), o.disable.as_deref()),
+        Err(_) => Ok(None),
     };
-    std::process::exit(code);
+    let mpi = match xmpi::Mpi::init() {
+        Ok(mpi) => mpi,
+        Err(e) => {
+            eprintln!("b_eff_io: error: {e}");
+            std::process::exit(1);
+        }
+    };
+    let code = beffio::run::run(&mpi.world(), args, network);
+    mpi.exit(code)
 }

@@ -65,6 +65,15 @@ pub struct Options {
     /// (to measure the cost of that protocol).
     #[arg(long)]
     pub check_every_call: bool,
+
+    /// Use only these networks: NETWORK[:QUALIFIER],... (names like ib or eth,
+    /// interfaces like eth0 or mlx5_0:1, CIDRs), resolved on each host before MPI starts.
+    #[arg(long, value_name = "LIST", conflicts_with = "disable")]
+    pub enable: Option<String>,
+
+    /// Use every network but these: NETWORK[:QUALIFIER],...
+    #[arg(long, value_name = "LIST")]
+    pub disable: Option<String>,
 }
 
 /// What a memory option resolves to, before the job size is known.

@@ -1,10 +1,10 @@
-//! Runs the MPI-IO checks under `mpirun -n 2` (this binary relaunches itself).
+//! Runs the MPI-IO checks as a job of 2 ranks under the launcher of the MPI that
+//! `XYLEM_MPI` names (this binary relaunches itself).
 
 use mpi::topology::Communicator;
 use mpi::traits::*;
 use mpiio::{AccessMode, Datatype, Error, File, Whence};
 use std::path::{Path, PathBuf};
-use std::process::Command;
 
 const CHILD: &str = "MPIIO_TEST_DIR";
 
@@ -22,21 +22,17 @@ fn parent() {
     let dir = std::env::temp_dir().join(format!("mpiio-test.{}", std::process::id()));
     std::fs::create_dir(&dir).expect("create test dir");
     let exe = std::env::current_exe().unwrap();
-    let status = Command::new("timeout")
-        .args([
-            "-k",
-            "5",
-            "120",
-            "mpirun",
-            "--allow-run-as-root",
-            "--oversubscribe",
-            "-n",
-            "2",
-        ])
-        .arg(&exe)
-        .env(CHILD, &dir)
-        .status()
-        .expect("run mpirun");
+    let _lock = mpitest::JobLock::acquire();
+    let status = mpitest::command(
+        mpitest::Flavour::from_env(),
+        2,
+        &exe,
+        &[],
+        std::time::Duration::from_secs(120),
+    )
+    .env(CHILD, &dir)
+    .status()
+    .expect("run the launcher");
     let leftover: Vec<_> = std::fs::read_dir(&dir).unwrap().collect();
     std::fs::remove_dir_all(&dir).ok();
     if !status.success() {

@@ -77,6 +77,23 @@ pub fn launch_with_env(
     limit: Duration,
 ) -> Job {
     let _lock = JobLock::acquire();
+    let mut command = command(flavour, ranks, exe, args, limit);
+    for (key, value) in env {
+        command.env(key, value);
+    }
+    run(command, exe)
+}
+
+/// The command line of a job of `ranks` ranks running `exe args` with `flavour`'s
+/// launcher under `timeout` (`limit`, then SIGKILL 5 s later). The caller runs it,
+/// holding the [`JobLock`].
+pub fn command(
+    flavour: Flavour,
+    ranks: usize,
+    exe: &Path,
+    args: &[&str],
+    limit: Duration,
+) -> Command {
     let mut command = Command::new("timeout");
     command
         .arg("-k")
@@ -95,10 +112,7 @@ pub fn launch_with_env(
         }
     }
     command.arg(ranks.to_string()).arg(exe).args(args);
-    for (key, value) in env {
-        command.env(key, value);
-    }
-    run(command, exe)
+    command
 }
 
 /// Runs a prepared command (the caller holds the [`JobLock`] and has put the time limit

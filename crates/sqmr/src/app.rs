@@ -35,7 +35,7 @@ pub const EXIT_CORRUPTED: i32 = 3;
 pub fn run(
     world: &SimpleCommunicator,
     parsed: Result<Options, clap::Error>,
-    network: Result<crate::network::Applied, String>,
+    network: Result<xmpi::network::Applied, String>,
 ) -> Result<(), Agreed> {
     let rank = world.rank();
     let options = match parsed {

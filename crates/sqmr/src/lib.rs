@@ -11,7 +11,6 @@ pub mod app;
 pub mod config;
 pub mod exec;
 pub mod host;
-pub mod network;
 pub mod options;
 pub mod pattern;
 pub mod placement;

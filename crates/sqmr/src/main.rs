@@ -4,7 +4,7 @@ fn main() {
     let options = sqmr::options::Options::parse_from_args(std::env::args_os());
     // Network selection goes into the environment before MPI_Init reads it.
     let network = match &options {
-        Ok(o) => sqmr::network::apply(o),
+        Ok(o) => xmpi::network::apply(o.enable.as_deref(), o.disable.as_deref()),
         Err(_) => Ok(None),
     };
     let mpi = match xmpi::Mpi::init() {

@@ -8,6 +8,11 @@
 //!   `MPI_Abort` stays the last resort.
 //! - [`gather_strings`] collects one string per rank (host names) on a root rank.
 //! - [`library_version`] names the MPI library; it can be called before `MPI_Init`.
+//! - [`launch::check`] stops silent singletons (a launcher's N tasks, each a world of 1).
+//! - [`network::apply`] applies `--enable/--disable` to the environment before `MPI_Init`.
+
+pub mod launch;
+pub mod network;
 
 use mpi::collective::SystemOperation;
 use mpi::topology::{Communicator, SimpleCommunicator};
@@ -33,10 +38,20 @@ impl std::error::Error for AlreadyInitialized {}
 impl Mpi {
     /// Calls `MPI_Init`. Everything that must be in the environment before it (network
     /// selection) has to be set by then.
+    ///
+    /// A task that its launcher counted among N > 1 but that MPI started as a world of
+    /// one (MPICH under `srun --mpi=pmix`, say) does not run on alone: it prints
+    /// [`launch::Singleton`]'s message, finalizes and exits with [`launch::EXIT_CODE`].
     pub fn init() -> Result<Self, AlreadyInitialized> {
-        mpi::initialize()
+        let mpi = mpi::initialize()
             .map(|universe| Mpi { universe })
-            .ok_or(AlreadyInitialized)
+            .ok_or(AlreadyInitialized)?;
+        let size = usize::try_from(mpi.world().size()).unwrap_or(0);
+        if let Err(singleton) = launch::check_process(size, &library_version()) {
+            eprintln!("{singleton}");
+            mpi.exit(launch::EXIT_CODE);
+        }
+        Ok(mpi)
     }
 
     /// `MPI_COMM_WORLD`.

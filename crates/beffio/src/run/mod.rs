@@ -24,8 +24,13 @@ use std::sync::{Arc, Mutex};
 /// Exit code for a failed run (usage errors exit with 2, signals with 128 + signal).
 pub const EXIT_FAILURE: i32 = 1;
 
-/// Runs b_eff_io on `world` with the process arguments `args`; returns the exit code.
-pub fn run(world: &SimpleCommunicator, args: Vec<String>) -> i32 {
+/// Runs b_eff_io on `world` with the process arguments `args` and the outcome of the
+/// network selection made before `MPI_Init`; returns the exit code every rank agreed on.
+pub fn run(
+    world: &SimpleCommunicator,
+    args: Vec<String>,
+    network: Result<xmpi::network::Applied, String>,
+) -> i32 {
     let rank = world.rank();
     let opts = match Options::parse_args(args) {
         Ok(o) => o,
@@ -36,6 +41,12 @@ pub fn run(world: &SimpleCommunicator, args: Vec<String>) -> i32 {
             return e.exit_code();
         }
     };
+    if let Err(e) = agree(world, network.err()) {
+        if rank == 0 {
+            eprintln!("b_eff_io: {e}");
+        }
+        return 2;
+    }
     let n = world.size() as usize;
     let parts = opts
         .partitions
@@ -49,7 +60,9 @@ pub fn run(world: &SimpleCommunicator, args: Vec<String>) -> i32 {
     }
     let signal = Arc::new(AtomicUsize::new(0));
     let dir_slot: Arc<Mutex<Option<PathBuf>>> = Arc::new(Mutex::new(None));
-    install_signals(&signal, &dir_slot, rank == 0 && !opts.keep);
+    // Every rank removes the run directory on a signal: the launcher may kill the
+    // ranks soon after, and whichever rank runs last leaves nothing behind.
+    install_signals(&signal, &dir_slot, !opts.keep);
 
     match run_checked(world, &opts, &parts, &signal, &dir_slot) {
         Ok(code) => code,
@@ -110,7 +123,7 @@ fn broadcast_text(world: &SimpleCommunicator, text: &str) -> String {
 
 /// Output files asked for by the user, created before the run so a bad path fails early.
 struct Outputs {
-    files: Vec<(PathBuf, bool)>,
+    files: Vec<PathBuf>,
 }
 
 impl Outputs {
@@ -122,22 +135,31 @@ impl Outputs {
         }
         let mut out = Outputs { files: Vec::new() };
         for p in paths {
-            let existed = p.exists();
-            std::fs::OpenOptions::new()
-                .append(true)
-                .create(true)
-                .open(&p)
-                .map_err(|e| format!("cannot write '{}': {}", p.display(), rundir::cause(&e)))?;
-            out.files.push((p, !existed));
+            let made = std::fs::OpenOptions::new()
+                .write(true)
+                .create_new(true)
+                .open(&p);
+            if let Err(e) = made {
+                out.discard();
+                return Err(if e.kind() == std::io::ErrorKind::AlreadyExists {
+                    format!(
+                        "'{}' exists; b_eff_io never overwrites a file, so remove it or \
+                         choose another name",
+                        p.display()
+                    )
+                } else {
+                    format!("cannot create '{}': {}", p.display(), rundir::cause(&e))
+                });
+            }
+            out.files.push(p);
         }
         Ok(out)
     }
 
+    /// Removes the output files this run created (they are ours, and empty or partial).
     fn discard(&self) {
-        for (p, created) in &self.files {
-            if *created {
-                let _ = std::fs::remove_file(p);
-            }
+        for p in &self.files {
+            let _ = std::fs::remove_file(p);
         }
     }
 }
@@ -173,6 +195,21 @@ fn run_checked(
     let (memory, cache_bound) = memory_per_process(world, opts.memory());
     let mpart = mpart(memory);
     let now = chrono::Local::now();
+    let info = RunInfo {
+        version: env!("CARGO_PKG_VERSION").to_string(),
+        date: now.to_rfc3339(),
+        host: xmpi::processor_name(),
+        processes: n,
+        memory_per_process: memory,
+        mpart,
+        scheduled_time_s: opts.time,
+        partitions: parts.to_vec(),
+        path: opts.path.display().to_string(),
+        cache_bound,
+        noshared: opts.noshared,
+        drop_cache: opts.drop_cache,
+        check_every_call: opts.check_every_call,
+    };
 
     // The run directory and output files, created by rank 0, agreed by all.
     let mut outputs = Outputs { files: Vec::new() };
@@ -205,9 +242,8 @@ fn run_checked(
             dir.display()
         )
     });
-    let outcome = agree(world, visible).and_then(|()| {
-        run_partitions(world, opts, parts, mpart, memory, cache_bound, signal, &dir)
-    });
+    let outcome =
+        agree(world, visible).and_then(|()| run_partitions(world, opts, &info, signal, &dir));
     world.barrier();
     if rank == 0 && !opts.keep {
         if let Err(e) = rundir::remove(&dir) {
@@ -223,21 +259,6 @@ fn run_checked(
         }
         Ok(results) => {
             if rank == 0 {
-                let info = RunInfo {
-                    version: env!("CARGO_PKG_VERSION").to_string(),
-                    date: now.to_rfc3339(),
-                    host: mpi::environment::processor_name().unwrap_or_default(),
-                    processes: n,
-                    memory_per_process: memory,
-                    mpart,
-                    scheduled_time_s: opts.time,
-                    partitions: parts.to_vec(),
-                    path: opts.path.display().to_string(),
-                    cache_bound,
-                    noshared: opts.noshared,
-                    drop_cache: opts.drop_cache,
-                    check_every_call: opts.check_every_call,
-                };
                 report_all(opts, &info, &results)?;
             }
             Ok(0)
@@ -245,37 +266,19 @@ fn run_checked(
     }
 }
 
-#[allow(clippy::too_many_arguments)]
 fn run_partitions(
     world: &SimpleCommunicator,
     opts: &Options,
-    parts: &[usize],
-    mpart: u64,
-    memory: u64,
-    cache_bound: u64,
+    info: &RunInfo,
     signal: &Arc<AtomicUsize>,
     dir: &Path,
 ) -> Result<Vec<PartitionResult>, String> {
+    let (parts, mpart) = (&info.partitions, info.mpart);
     let rank = world.rank() as usize;
     let n = world.size() as usize;
     let total = run_time(opts.time, parts, n);
     if rank == 0 {
-        let info = RunInfo {
-            version: env!("CARGO_PKG_VERSION").to_string(),
-            date: chrono::Local::now().to_rfc3339(),
-            host: mpi::environment::processor_name().unwrap_or_default(),
-            processes: n,
-            memory_per_process: memory,
-            mpart,
-            scheduled_time_s: opts.time,
-            partitions: parts.to_vec(),
-            path: opts.path.display().to_string(),
-            cache_bound,
-            noshared: opts.noshared,
-            drop_cache: opts.drop_cache,
-            check_every_call: opts.check_every_call,
-        };
-        print!("{}", report::text::header(&info));
+        print!("{}", report::text::header(info));
         println!("run directory     {}", dir.display());
         println!("scheduled total   {total} s");
     }
@@ -385,8 +388,13 @@ fn drop_page_cache(part: &exec::Partition) -> Result<(), String> {
         let path = part.dir.join(name);
         let r = std::fs::File::open(&path).and_then(|f| {
             f.sync_all()?;
-            rustix::fs::fadvise(&f, 0, 0, rustix::fs::Advice::DontNeed)
-                .map_err(std::io::Error::from)
+            nix::fcntl::posix_fadvise(
+                std::os::fd::AsRawFd::as_raw_fd(&f),
+                0,
+                0,
+                nix::fcntl::PosixFadviseAdvice::POSIX_FADV_DONTNEED,
+            )
+            .map_err(std::io::Error::from)
         });
         if let Err(e) = r {
             failure.get_or_insert(format!(

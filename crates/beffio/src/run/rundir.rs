@@ -26,19 +26,21 @@ pub fn create(base: &Path, stamp: &str, pid: u32) -> Result<PathBuf, String> {
     Ok(dir)
 }
 
-/// Removes the run directory and everything in it; retries while files appear.
+/// Removes the run directory and everything in it. Other ranks may be removing it at
+/// the same time (after a signal) or still creating files in it, so a failed attempt is
+/// retried for up to a second, until the directory is gone.
 pub fn remove(dir: &Path) -> Result<(), String> {
-    // Other ranks may still be creating files: retry at once, then with short pauses.
-    for attempt in 0..50 {
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(1);
+    loop {
         match std::fs::remove_dir_all(dir) {
             Ok(()) => return Ok(()),
-            Err(e) if e.kind() == ErrorKind::NotFound => return Ok(()),
-            Err(_) if attempt < 20 => std::thread::yield_now(),
-            Err(_) => std::thread::sleep(std::time::Duration::from_millis(10)),
+            Err(e) if e.kind() == ErrorKind::NotFound && !dir.exists() => return Ok(()),
+            Err(e) if std::time::Instant::now() >= deadline => {
+                return Err(format!("cannot remove '{}': {}", dir.display(), cause(&e)))
+            }
+            Err(_) => std::thread::sleep(std::time::Duration::from_millis(2)),
         }
     }
-    std::fs::remove_dir_all(dir)
-        .map_err(|e| format!("cannot remove '{}': {}", dir.display(), cause(&e)))
 }
 
 /// A plain description of an I/O error (with the errno text).
