@@ -96,6 +96,9 @@ impl Datatype {
     /// This type with lower bound `lb` and extent `extent` bytes (`MPI_Type_create_resized`), committed.
     pub fn resized(&self, lb: isize, extent: isize) -> Result<Datatype> {
         Self::derive("MPI_Type_create_resized", |out| {
+            // MPI_Aint is pointer-sized by definition (isize under Open MPI, i64 under
+            // MPICH on 64-bit Linux), so these conversions are lossless.
+            let (lb, extent) = (lb as ffi::MPI_Aint, extent as ffi::MPI_Aint);
             // SAFETY: `self.raw` is valid while `self` lives; `out` is a valid out-pointer.
             unsafe { ffi::MPI_Type_create_resized(self.raw, lb, extent, out) }
         })
@@ -112,11 +115,11 @@ impl Datatype {
 
     /// Lower bound and extent in bytes (`MPI_Type_get_extent`).
     pub fn extent(&self) -> Result<(isize, isize)> {
-        let (mut lb, mut extent) = (0isize, 0isize);
+        let (mut lb, mut extent): (ffi::MPI_Aint, ffi::MPI_Aint) = (0, 0);
         // SAFETY: valid handle and two out-pointers.
         let rc = unsafe { ffi::MPI_Type_get_extent(self.raw, &mut lb, &mut extent) };
         check(rc, "MPI_Type_get_extent", CALL_SITE)?;
-        Ok((lb, extent))
+        Ok((lb as isize, extent as isize))
     }
 
     fn derive(
