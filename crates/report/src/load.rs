@@ -1,0 +1,158 @@
+//! Reading result files and telling their kind from `"benchmark"`.
+
+use std::path::Path;
+
+use crate::error::Error;
+use crate::{beffio, sqmr};
+
+/// A result of this crate's functions.
+pub type Result<T> = std::result::Result<T, Error>;
+
+/// The two kinds of result.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Kind {
+    /// Written by `sqmr --json`.
+    Sqmr,
+    /// Written by `b_eff_io --json`.
+    BEffIo,
+}
+
+impl Kind {
+    /// The benchmark's name as its JSON spells it.
+    pub fn name(self) -> &'static str {
+        match self {
+            Kind::Sqmr => "sqmr",
+            Kind::BEffIo => "b_eff_io",
+        }
+    }
+}
+
+/// The document of one result.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Document {
+    /// A sqmr result.
+    Sqmr(sqmr::Document),
+    /// A b_eff_io result.
+    BEffIo(beffio::Document),
+}
+
+/// One loaded result and the label it goes by in legends and tables.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Run {
+    /// Label: `--label` or the file name without `.json`.
+    pub label: String,
+    /// The document.
+    pub document: Document,
+}
+
+impl Run {
+    /// The kind of the result.
+    pub fn kind(&self) -> Kind {
+        match self.document {
+            Document::Sqmr(_) => Kind::Sqmr,
+            Document::BEffIo(_) => Kind::BEffIo,
+        }
+    }
+}
+
+/// Reads `path`; the label is `label` or the file's name without its `.json`.
+pub fn load_file(path: &Path, label: Option<&str>) -> Result<Run> {
+    let text = std::fs::read_to_string(path).map_err(|source| Error::Read {
+        path: path.to_path_buf(),
+        source,
+    })?;
+    let document = parse(&text, path)?;
+    let label = label
+        .map(str::to_string)
+        .unwrap_or_else(|| default_label(path));
+    Ok(Run { label, document })
+}
+
+/// The label of a file without `--label`: its name without `.json`.
+pub fn default_label(path: &Path) -> String {
+    let name = path
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_else(|| path.display().to_string());
+    name.strip_suffix(".json")
+        .map(str::to_string)
+        .unwrap_or(name)
+}
+
+/// Parses the JSON `text` of the file `path` (named in errors).
+pub fn parse(text: &str, path: &Path) -> Result<Document> {
+    let value: serde_json::Value = serde_json::from_str(text).map_err(|source| Error::NotJson {
+        path: path.to_path_buf(),
+        source,
+    })?;
+    let unknown = |found: String| Error::UnknownKind {
+        path: path.to_path_buf(),
+        found,
+    };
+    let kind = match value.get("benchmark") {
+        None if value.is_object() => return Err(unknown("no \"benchmark\" field".into())),
+        None => return Err(unknown("not a JSON object".into())),
+        Some(serde_json::Value::String(s)) if s == "sqmr" => Kind::Sqmr,
+        Some(serde_json::Value::String(s)) if s == "b_eff_io" => Kind::BEffIo,
+        Some(other) => return Err(unknown(format!("\"benchmark\" is {other}"))),
+    };
+    let malformed = |source| Error::Malformed {
+        path: path.to_path_buf(),
+        kind: kind.name(),
+        source,
+    };
+    match kind {
+        Kind::Sqmr => serde_json::from_value(value)
+            .map(Document::Sqmr)
+            .map_err(malformed),
+        Kind::BEffIo => serde_json::from_value(value)
+            .map(Document::BEffIo)
+            .map_err(malformed),
+    }
+}
+
+/// Checks that all `runs` are of one kind and returns it.
+pub fn one_kind(runs: &[Run]) -> Result<Kind> {
+    let Some(first) = runs.first() else {
+        return Err(Error::Usage("no result given".into()));
+    };
+    match runs.iter().find(|r| r.kind() != first.kind()) {
+        None => Ok(first.kind()),
+        Some(other) => Err(Error::MixedKinds {
+            first: first.label.clone(),
+            first_kind: first.kind().name(),
+            other: other.label.clone(),
+            other_kind: other.kind().name(),
+        }),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn err(text: &str) -> String {
+        parse(text, Path::new("r.json")).unwrap_err().to_string()
+    }
+
+    #[test]
+    fn bad_documents_are_named_and_explained() {
+        assert!(err("{").starts_with("r.json: not a JSON document"));
+        assert!(err("[1]").contains("not a JSON object"));
+        assert!(err("{\"a\": 1}").contains("no \"benchmark\" field"));
+        assert!(err("{\"benchmark\": \"ior\"}").contains("\"benchmark\" is \"ior\""));
+        let e = err("{\"benchmark\": \"sqmr\", \"sizes\": 3}");
+        assert!(e.starts_with("r.json: a sqmr result, but malformed"), "{e}");
+        let e = err("{\"benchmark\": \"b_eff_io\"}");
+        assert!(
+            e.starts_with("r.json: a b_eff_io result, but malformed"),
+            "{e}"
+        );
+    }
+
+    #[test]
+    fn labels_default_to_the_file_name() {
+        assert_eq!(default_label(Path::new("/a/b/run-1.json")), "run-1");
+        assert_eq!(default_label(Path::new("x.txt")), "x.txt");
+    }
+}

@@ -1,0 +1,111 @@
+//! The plots: sqmr's rate and bandwidth curves, b_eff_io's rows of three panels.
+//!
+//! Both are drawn with plotters on any backend: SVG as text, PNG through an RGB buffer
+//! encoded by [`png`](mod@png_file). Text is laid out with a TrueType font found at
+//! run time ([`font`]).
+
+pub mod beffio;
+pub mod font;
+pub mod png_file;
+pub mod sqmr;
+pub mod style;
+
+use std::path::Path;
+
+use plotters::prelude::*;
+
+use crate::error::Error;
+use crate::load::{one_kind, Document, Kind, Result, Run};
+
+/// The output formats.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Format {
+    /// Scalable vector graphics.
+    Svg,
+    /// A PNG picture.
+    Png,
+}
+
+impl Format {
+    /// The format an output file's name asks for: `.svg` or `.png` (any case).
+    pub fn from_path(path: &Path) -> Result<Format> {
+        let ext = path
+            .extension()
+            .map(|e| e.to_string_lossy().to_ascii_lowercase());
+        match ext.as_deref() {
+            Some("svg") => Ok(Format::Svg),
+            Some("png") => Ok(Format::Png),
+            _ => Err(Error::Usage(format!(
+                "{}: the output name must end in .svg or .png",
+                path.display()
+            ))),
+        }
+    }
+}
+
+/// The plot of `runs` (all of one kind) in `format`, as the bytes of the file.
+pub fn plot(runs: &[Run], format: Format) -> Result<Vec<u8>> {
+    let kind = one_kind(runs)?;
+    font::ensure()?;
+    let size = match kind {
+        Kind::Sqmr => sqmr::SIZE,
+        Kind::BEffIo => beffio::size(&beffio_docs(runs)),
+    };
+    match format {
+        Format::Svg => {
+            let mut text = String::new();
+            {
+                let root = SVGBackend::with_string(&mut text, size).into_drawing_area();
+                draw(&root, kind, runs)?;
+                root.present().map_err(draw_error)?;
+            }
+            Ok(text.into_bytes())
+        }
+        Format::Png => {
+            let mut pixels = vec![0u8; size.0 as usize * size.1 as usize * 3];
+            {
+                let root = BitMapBackend::with_buffer(&mut pixels, size).into_drawing_area();
+                draw(&root, kind, runs)?;
+                root.present().map_err(draw_error)?;
+            }
+            png_file::encode(&pixels, size)
+        }
+    }
+}
+
+fn draw<DB: DrawingBackend>(
+    root: &DrawingArea<DB, plotters::coord::Shift>,
+    kind: Kind,
+    runs: &[Run],
+) -> Result<()> {
+    root.fill(&WHITE).map_err(draw_error)?;
+    match kind {
+        Kind::Sqmr => {
+            let docs: Vec<(&str, &crate::sqmr::Document)> = runs
+                .iter()
+                .filter_map(|r| match &r.document {
+                    Document::Sqmr(d) => Some((r.label.as_str(), d)),
+                    Document::BEffIo(_) => None,
+                })
+                .collect();
+            sqmr::draw(root, &docs)
+        }
+        Kind::BEffIo => beffio::draw(root, &beffio_docs(runs)),
+    }
+}
+
+fn beffio_docs(runs: &[Run]) -> Vec<(&str, &crate::beffio::Document)> {
+    runs.iter()
+        .filter_map(|r| match &r.document {
+            Document::BEffIo(d) => Some((r.label.as_str(), d)),
+            Document::Sqmr(_) => None,
+        })
+        .collect()
+}
+
+/// A plotters error as ours.
+pub(crate) fn draw_error<E: std::error::Error + Send + Sync>(
+    e: plotters::drawing::DrawingAreaErrorKind<E>,
+) -> Error {
+    Error::Draw(e.to_string())
+}

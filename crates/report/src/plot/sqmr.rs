@@ -1,0 +1,169 @@
+//! sqmr: message rate and bandwidth against message size, log–log, one panel each; per
+//! result the average as a line with points and the min–max band (slowest and fastest
+//! core rank) around it, with a legend of the results' labels.
+//!
+//! Size 0 has no place on a log axis and is left out (its bandwidth is 0 anyway).
+
+use plotters::coord::Shift;
+use plotters::prelude::*;
+
+use super::draw_error;
+use super::style::{self, colour};
+use crate::error::Error;
+use crate::load::Result;
+use crate::sqmr::{Document, Rate};
+
+/// Width and height of the picture.
+pub const SIZE: (u32, u32) = (1400, 600);
+
+/// The title of the picture.
+pub const TITLE: &str = "sqmr: message rate and bandwidth of one node";
+/// The x axis description (both panels).
+pub const X_DESC: &str = "message size (bytes)";
+/// The rate panel's y axis description.
+pub const RATE_DESC: &str = "message rate (msgs/s)";
+/// The bandwidth panel's y axis description.
+pub const BANDWIDTH_DESC: &str = "bandwidth (MiB/s)";
+/// The note under the title.
+pub const NOTE: &str = "line: average over the core ranks; band: slowest to fastest core rank";
+
+/// Draws `docs` (label, document) on `root`.
+pub fn draw<DB: DrawingBackend>(
+    root: &DrawingArea<DB, Shift>,
+    docs: &[(&str, &Document)],
+) -> Result<()> {
+    for (label, doc) in docs {
+        if !doc.sizes.iter().any(|s| s.msgsize > 0) {
+            return Err(Error::Empty {
+                path: label.to_string(),
+                what: "no message size above 0 to plot".into(),
+            });
+        }
+    }
+    let root = root
+        .titled(TITLE, (super::font::FAMILY, style::TITLE))
+        .map_err(draw_error)?;
+    let (note, body) = root.split_vertically(24);
+    note.draw_text(
+        NOTE,
+        &(super::font::FAMILY, style::TICK).into_text_style(&note),
+        (20, 2),
+    )
+    .map_err(draw_error)?;
+    let (left, right) = body.split_horizontally(SIZE.0 / 2);
+    panel(&left, Panel::RATE, docs)?;
+    panel(&right, Panel::BANDWIDTH, docs)
+}
+
+/// The points (size, average, min, max) of a document with `pick` applied, sizes > 0 and
+/// values > 0 only.
+pub fn points(doc: &Document, pick: fn(&Rate) -> f64) -> Vec<(f64, f64, f64, f64)> {
+    doc.sizes
+        .iter()
+        .filter(|s| s.msgsize > 0)
+        .map(|s| {
+            let r = &s.rates;
+            (
+                s.msgsize as f64,
+                pick(&r.average),
+                pick(&r.min),
+                pick(&r.max),
+            )
+        })
+        .filter(|p| p.1 > 0.0 && p.2 > 0.0 && p.3 > 0.0)
+        .collect()
+}
+
+/// What one panel shows.
+struct Panel {
+    caption: &'static str,
+    y_desc: &'static str,
+    pick: fn(&Rate) -> f64,
+    legend: SeriesLabelPosition,
+}
+
+impl Panel {
+    const RATE: Panel = Panel {
+        caption: "message rate",
+        y_desc: RATE_DESC,
+        pick: |r| r.msgs_per_s,
+        legend: SeriesLabelPosition::LowerLeft,
+    };
+    const BANDWIDTH: Panel = Panel {
+        caption: "bandwidth",
+        y_desc: BANDWIDTH_DESC,
+        pick: |r| r.mib_per_s,
+        legend: SeriesLabelPosition::UpperLeft,
+    };
+}
+
+fn panel<DB: DrawingBackend>(
+    area: &DrawingArea<DB, Shift>,
+    what: Panel,
+    docs: &[(&str, &Document)],
+) -> Result<()> {
+    let Panel {
+        caption,
+        y_desc,
+        pick,
+        legend,
+    } = what;
+    let series: Vec<Vec<(f64, f64, f64, f64)>> =
+        docs.iter().map(|(_, d)| points(d, pick)).collect();
+    let all = || series.iter().flatten();
+    let sizes = all().map(|p| p.0).chain(all().map(|p| p.0 * 1.2));
+    let (x0, x1) = style::log_range(sizes).unwrap_or((0.5, 2.0));
+    let values = all().flat_map(|p| [p.1, p.2, p.3]);
+    let (y0, y1) = style::log_range(values).unwrap_or((0.1, 10.0));
+    let font = super::font::FAMILY;
+    let mut chart = ChartBuilder::on(area)
+        .caption(caption, (font, style::CAPTION))
+        .margin(12)
+        .x_label_area_size(50)
+        .y_label_area_size(80)
+        .build_cartesian_2d((x0..x1).log_scale().base(2.0), (y0..y1).log_scale())
+        .map_err(draw_error)?;
+    chart
+        .configure_mesh()
+        .x_desc(X_DESC)
+        .y_desc(y_desc)
+        .axis_desc_style((font, style::LABEL))
+        .label_style((font, style::TICK))
+        .x_labels(12)
+        .y_labels(8)
+        .x_label_formatter(&|v| style::bytes(*v))
+        .y_label_formatter(&|v| style::si(*v))
+        .max_light_lines(0)
+        .draw()
+        .map_err(draw_error)?;
+    for (i, ((label, _), pts)) in docs.iter().zip(&series).enumerate() {
+        let c = colour(i);
+        let band: Vec<(f64, f64)> = pts
+            .iter()
+            .map(|p| (p.0, p.3))
+            .chain(pts.iter().rev().map(|p| (p.0, p.2)))
+            .collect();
+        chart
+            .draw_series(std::iter::once(Polygon::new(band, c.mix(0.2).filled())))
+            .map_err(draw_error)?;
+        chart
+            .draw_series(LineSeries::new(
+                pts.iter().map(|p| (p.0, p.1)),
+                c.stroke_width(2),
+            ))
+            .map_err(draw_error)?
+            .label(*label)
+            .legend(move |(x, y)| PathElement::new(vec![(x, y), (x + 24, y)], c.stroke_width(3)));
+        chart
+            .draw_series(pts.iter().map(|p| Circle::new((p.0, p.1), 3, c.filled())))
+            .map_err(draw_error)?;
+    }
+    chart
+        .configure_series_labels()
+        .position(legend)
+        .background_style(WHITE.mix(0.85))
+        .border_style(BLACK)
+        .label_font((font, style::LABEL))
+        .draw()
+        .map_err(draw_error)
+}

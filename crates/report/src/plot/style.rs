@@ -1,0 +1,98 @@
+//! Colours, fonts and number formats shared by the plots.
+
+use plotters::style::RGBColor;
+
+/// Series colours, in order; they repeat after the last.
+pub const PALETTE: [RGBColor; 8] = [
+    RGBColor(31, 119, 180),
+    RGBColor(214, 39, 40),
+    RGBColor(44, 160, 44),
+    RGBColor(148, 103, 189),
+    RGBColor(255, 127, 14),
+    RGBColor(23, 190, 207),
+    RGBColor(140, 86, 75),
+    RGBColor(227, 119, 194),
+];
+
+/// The colour of series `i`.
+pub fn colour(i: usize) -> RGBColor {
+    PALETTE[i % PALETTE.len()]
+}
+
+/// Title font size.
+pub const TITLE: u32 = 24;
+/// Panel caption font size.
+pub const CAPTION: u32 = 20;
+/// Axis description and legend font size.
+pub const LABEL: u32 = 16;
+/// Tick label font size.
+pub const TICK: u32 = 14;
+
+/// A byte count as a tick label: 1, 512, 4K, 64K, 1M, 2G.
+pub fn bytes(v: f64) -> String {
+    let v = v.round();
+    for (factor, suffix) in [(1u64 << 30, "G"), (1 << 20, "M"), (1 << 10, "K")] {
+        let f = factor as f64;
+        if v >= f && (v / f).fract() == 0.0 {
+            return format!("{}{suffix}", v / f);
+        }
+    }
+    format!("{v}")
+}
+
+/// A positive value as a short tick label: 3, 250, 1.5k, 20M, 1G.
+pub fn si(v: f64) -> String {
+    let (scaled, suffix) = if v >= 1e9 {
+        (v / 1e9, "G")
+    } else if v >= 1e6 {
+        (v / 1e6, "M")
+    } else if v >= 1e3 {
+        (v / 1e3, "k")
+    } else {
+        (v, "")
+    };
+    let text = if scaled >= 100.0 || scaled.fract() == 0.0 {
+        format!("{scaled:.0}")
+    } else if scaled >= 10.0 {
+        format!("{scaled:.1}")
+    } else {
+        format!("{scaled:.2}")
+    };
+    let text = if text.contains('.') {
+        text.trim_end_matches('0').trim_end_matches('.').to_string()
+    } else {
+        text
+    };
+    format!("{text}{suffix}")
+}
+
+/// A log axis range that holds `values` (positive ones) with a margin; `None` if none.
+pub fn log_range(values: impl IntoIterator<Item = f64>) -> Option<(f64, f64)> {
+    let (lo, hi) = values
+        .into_iter()
+        .filter(|v| v.is_finite() && *v > 0.0)
+        .fold((f64::INFINITY, f64::NEG_INFINITY), |(lo, hi), v| {
+            (lo.min(v), hi.max(v))
+        });
+    (lo <= hi).then(|| (lo / 1.5, hi * 1.5))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn tick_labels_are_short() {
+        assert_eq!(bytes(1.0), "1");
+        assert_eq!(bytes(4096.0), "4K");
+        assert_eq!(bytes(4194304.0), "4M");
+        assert_eq!(bytes(1536.0), "1536");
+        assert_eq!(bytes(1000.0), "1000");
+        assert_eq!(si(12_500_000.0), "12.5M");
+        assert_eq!(si(3.0), "3");
+        assert_eq!(si(1500.0), "1.5k");
+        assert_eq!(si(250.0), "250");
+        assert_eq!(log_range([0.0, 2.0, 8.0]), Some((2.0 / 1.5, 12.0)));
+        assert_eq!(log_range([0.0]), None);
+    }
+}
