@@ -97,6 +97,11 @@ impl Options {
         Options::try_parse_from(normalize_legacy(args.into_iter().map(Into::into)))
     }
 
+    /// The clap command, for man pages and completions.
+    pub fn command() -> clap::Command {
+        <Options as clap::CommandFactory>::command()
+    }
+
     /// How memory per process is to be found.
     pub fn memory(&self) -> MemorySetting {
         if let Some(b) = self.memory_per_process {

@@ -1,1 +1,292 @@
-//! placeholder
+//! Two results side by side: per message size (sqmr) or per pattern (b_eff_io), both
+//! values and the ratio B/A, as a text table or JSON.
+//!
+//! Rows are matched by message size, or by partition size, access method and pattern
+//! number; a row only one result has shows `-` (JSON `null`) for the other and the ratio.
+
+use serde::Serialize;
+
+use crate::beffio::{self, type_label, Access};
+use crate::error::Error;
+use crate::load::{one_kind, Document, Result, Run};
+use crate::sqmr;
+
+/// A comparison of two results.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Comparison {
+    /// `"sqmr"` or `"b_eff_io"`.
+    pub benchmark: &'static str,
+    /// The label of A.
+    pub a: String,
+    /// The label of B.
+    pub b: String,
+    /// The headline figures.
+    pub headline: Vec<Row>,
+    /// The figures row by row.
+    pub rows: Vec<Row>,
+}
+
+/// One compared figure.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Row {
+    /// What is compared: `"1024 B msgs/s"`, `"n=2 write pattern 12 (type 1 shared, 32 kB)"`.
+    pub name: String,
+    /// The message size (sqmr).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub msgsize: Option<u64>,
+    /// The partition's processes (b_eff_io).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub partition: Option<u64>,
+    /// The access method (b_eff_io).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub access: Option<&'static str>,
+    /// The pattern number (b_eff_io).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub pattern: Option<u64>,
+    /// The unit of the values.
+    pub unit: &'static str,
+    /// A's value.
+    pub a: Option<f64>,
+    /// B's value.
+    pub b: Option<f64>,
+    /// B / A.
+    pub ratio: Option<f64>,
+}
+
+impl Row {
+    fn new(name: String, unit: &'static str, a: Option<f64>, b: Option<f64>) -> Row {
+        let ratio = match (a, b) {
+            (Some(a), Some(b)) if a != 0.0 => Some(b / a),
+            _ => None,
+        };
+        Row {
+            name,
+            msgsize: None,
+            partition: None,
+            access: None,
+            pattern: None,
+            unit,
+            a,
+            b,
+            ratio,
+        }
+    }
+}
+
+/// Compares `a` with `b` (of one kind).
+pub fn compare(a: &Run, b: &Run) -> Result<Comparison> {
+    let kind = one_kind(&[a.clone(), b.clone()])?;
+    let (headline, rows) = match (&a.document, &b.document) {
+        (Document::Sqmr(x), Document::Sqmr(y)) => sqmr_rows(x, y),
+        (Document::BEffIo(x), Document::BEffIo(y)) => beffio_rows(x, y),
+        _ => return Err(Error::Usage("results of different kinds".into())),
+    };
+    Ok(Comparison {
+        benchmark: kind.name(),
+        a: a.label.clone(),
+        b: b.label.clone(),
+        headline,
+        rows,
+    })
+}
+
+fn sqmr_rows(a: &sqmr::Document, b: &sqmr::Document) -> (Vec<Row>, Vec<Row>) {
+    let peak = |d: &sqmr::Document, f: fn(&sqmr::Document) -> Option<(u64, f64)>| f(d).map(|p| p.1);
+    let headline = vec![
+        Row::new(
+            "peak message rate".into(),
+            "msgs/s",
+            peak(a, sqmr::Document::peak_rate),
+            peak(b, sqmr::Document::peak_rate),
+        ),
+        Row::new(
+            "peak bandwidth".into(),
+            "MiB/s",
+            peak(a, sqmr::Document::peak_bandwidth),
+            peak(b, sqmr::Document::peak_bandwidth),
+        ),
+    ];
+    let mut sizes: Vec<u64> = a.sizes.iter().chain(&b.sizes).map(|s| s.msgsize).collect();
+    sizes.sort_unstable();
+    sizes.dedup();
+    let find = |d: &sqmr::Document, size| {
+        d.sizes
+            .iter()
+            .find(|s| s.msgsize == size)
+            .map(|s| s.rates.average)
+    };
+    let mut rows = Vec::new();
+    for size in sizes {
+        let (x, y) = (find(a, size), find(b, size));
+        for (unit, pick) in [
+            (
+                "msgs/s",
+                (|r: sqmr::Rate| r.msgs_per_s) as fn(sqmr::Rate) -> f64,
+            ),
+            ("MiB/s", |r: sqmr::Rate| r.mib_per_s),
+        ] {
+            let mut row = Row::new(format!("{size} B"), unit, x.map(pick), y.map(pick));
+            row.msgsize = Some(size);
+            rows.push(row);
+        }
+    }
+    (headline, rows)
+}
+
+fn beffio_rows(a: &beffio::Document, b: &beffio::Document) -> (Vec<Row>, Vec<Row>) {
+    let mut headline = vec![Row::new(
+        "b_eff_io".into(),
+        "MB/s",
+        Some(a.b_eff_io_mb_s),
+        Some(b.b_eff_io_mb_s),
+    )];
+    let mut parts: Vec<u64> = a
+        .partitions
+        .iter()
+        .chain(&b.partitions)
+        .map(|p| p.processes)
+        .collect();
+    parts.sort_unstable_by(|x, y| y.cmp(x));
+    parts.dedup();
+    let part = |d: &'_ beffio::Document, n| d.partitions.iter().find(|p| p.processes == n).cloned();
+    let mut rows = Vec::new();
+    for n in parts {
+        let (pa, pb) = (part(a, n), part(b, n));
+        let mut h = Row::new(
+            format!("b_eff_io of partition n={n}"),
+            "MB/s",
+            pa.as_ref().map(|p| p.b_eff_io_mb_s),
+            pb.as_ref().map(|p| p.b_eff_io_mb_s),
+        );
+        h.partition = Some(n);
+        headline.push(h);
+        for access in Access::ALL {
+            let list = |p: &Option<beffio::Partition>| {
+                p.as_ref()
+                    .map(|p| p.access.of(access).to_vec())
+                    .unwrap_or_default()
+            };
+            let (la, lb) = (list(&pa), list(&pb));
+            let mut numbers: Vec<u64> = la.iter().chain(&lb).map(|p| p.number).collect();
+            numbers.sort_unstable();
+            numbers.dedup();
+            for number in numbers {
+                let find = |l: &[beffio::Pattern]| l.iter().find(|p| p.number == number).copied();
+                let (x, y) = (find(&la), find(&lb));
+                let Some(shape) = x.or(y) else { continue };
+                let mut row = Row::new(
+                    format!(
+                        "n={n} {} #{number} {} {}",
+                        access.name(),
+                        type_label(shape.ptype),
+                        chunk_name(shape.chunk_bytes)
+                    ),
+                    "MB/s",
+                    x.map(|p| p.bandwidth_mb_s),
+                    y.map(|p| p.bandwidth_mb_s),
+                );
+                row.partition = Some(n);
+                row.access = Some(access.name());
+                row.pattern = Some(number);
+                rows.push(row);
+            }
+        }
+    }
+    (headline, rows)
+}
+
+/// A chunk size as b_eff_io names it: `1 kB`, `32 kB+8`, `2 MB`, else bytes.
+pub fn chunk_name(bytes: u64) -> String {
+    for (unit, name) in [(beffio::MB, "MB"), (beffio::KB, "kB")] {
+        if bytes >= unit && bytes.is_multiple_of(unit) {
+            return format!("{} {name}", bytes / unit);
+        }
+        if bytes > 8 && bytes >= unit && (bytes - 8).is_multiple_of(unit) {
+            return format!("{} {name}+8", (bytes - 8) / unit);
+        }
+    }
+    format!("{bytes} B")
+}
+
+/// A value for the table: 4 significant figures or so, `-` for none.
+fn cell(v: Option<f64>) -> String {
+    match v {
+        None => "-".into(),
+        Some(v) if v.abs() >= 1e5 => format!("{v:.0}"),
+        Some(v) => format!("{v:.2}"),
+    }
+}
+
+/// The comparison as a text table: a header naming A and B, the headline figures, then
+/// one line per row.
+pub fn text(c: &Comparison) -> String {
+    let mut out = format!("# {} comparison\n# A: {}\n# B: {}\n", c.benchmark, c.a, c.b);
+    let width = c
+        .headline
+        .iter()
+        .chain(&c.rows)
+        .map(|r| r.name.len())
+        .max()
+        .unwrap_or(4)
+        .max(4);
+    let line = |r: &Row| {
+        let ratio = r
+            .ratio
+            .map(|x| format!("{x:.3}"))
+            .unwrap_or_else(|| "-".into());
+        format!(
+            "{:<width$}  {:<6}  {:>14}  {:>14}  {:>7}\n",
+            r.name,
+            r.unit,
+            cell(r.a),
+            cell(r.b),
+            ratio
+        )
+    };
+    let head = format!(
+        "{:<width$}  {:<6}  {:>14}  {:>14}  {:>7}\n",
+        "what", "unit", "A", "B", "B/A"
+    );
+    out += &head;
+    for r in &c.headline {
+        out += &line(r);
+    }
+    out += "\n";
+    out += &head;
+    for r in &c.rows {
+        out += &line(r);
+    }
+    out
+}
+
+/// The comparison as pretty JSON with a final newline.
+pub fn json(c: &Comparison) -> String {
+    let mut s = serde_json::to_string_pretty(c).expect("a comparison serializes");
+    s.push('\n');
+    s
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn chunk_names_follow_the_table() {
+        assert_eq!(chunk_name(1024), "1 kB");
+        assert_eq!(chunk_name(1032), "1 kB+8");
+        assert_eq!(chunk_name(32 * 1024 + 8), "32 kB+8");
+        assert_eq!(chunk_name(2 << 20), "2 MB");
+        assert_eq!(chunk_name((1 << 20) + 8), "1 MB+8");
+        assert_eq!(chunk_name(1_759_168), "1759168 B");
+    }
+
+    #[test]
+    fn ratios_need_both_values_and_a_nonzero_base() {
+        assert_eq!(
+            Row::new("x".into(), "u", Some(2.0), Some(3.0)).ratio,
+            Some(1.5)
+        );
+        assert_eq!(Row::new("x".into(), "u", Some(0.0), Some(3.0)).ratio, None);
+        assert_eq!(Row::new("x".into(), "u", None, Some(3.0)).ratio, None);
+    }
+}

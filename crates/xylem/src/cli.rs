@@ -30,6 +30,16 @@ pub enum Command {
         #[command(subcommand)]
         command: crate::place::PlaceCommand,
     },
+    /// Plot results of sqmr or b_eff_io as SVG or PNG.
+    Plot(crate::plot::PlotArgs),
+    /// Two results of one benchmark side by side, with ratios.
+    Compare(crate::compare::CompareArgs),
+    /// Man pages and shell completions of sqmr, b_eff_io and xylem.
+    Gen {
+        /// What to generate.
+        #[command(subcommand)]
+        command: crate::gen::GenCommand,
+    },
 }
 
 /// `xylem net ...`.

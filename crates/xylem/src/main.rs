@@ -1,13 +1,18 @@
-//! `xylem`: the umbrella command of the xylem MPI benchmarks. For now `xylem net ...`:
-//! show this host's networks, resolve a network selection (dry run), or resolve it and
-//! exec a program with the settings in its environment.
+//! `xylem`: the umbrella command of the xylem MPI benchmarks. `xylem net ...`: show this
+//! host's networks, resolve a network selection (dry run), or resolve it and exec a
+//! program with the settings in its environment; `xylem place ...`: launcher command
+//! lines; `xylem plot`, `xylem compare`: results to look at; `xylem gen`: man pages and
+//! shell completions.
 
 #![forbid(unsafe_code)]
 
 mod cli;
+mod compare;
 mod detect;
+mod gen;
 mod net;
 mod place;
+mod plot;
 
 use std::process::ExitCode;
 
@@ -24,5 +29,8 @@ fn main() -> ExitCode {
             }
         },
         cli::Command::Place { command } => place::main(command),
+        cli::Command::Plot(args) => plot::main(args),
+        cli::Command::Compare(args) => compare::main(args),
+        cli::Command::Gen { command } => gen::main(command),
     }
 }

@@ -1,0 +1,41 @@
+//! `xylem compare A.json B.json [--json]`: two results of one benchmark side by side.
+
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use clap::Args;
+
+/// `xylem compare` arguments.
+#[derive(Debug, Args)]
+pub struct CompareArgs {
+    /// The base result (A).
+    #[arg(value_name = "A.json")]
+    pub a: PathBuf,
+    /// The result compared with it (B); ratios are B/A.
+    #[arg(value_name = "B.json")]
+    pub b: PathBuf,
+    /// Print JSON instead of a table.
+    #[arg(long)]
+    pub json: bool,
+}
+
+/// Runs `xylem compare`.
+pub fn main(args: CompareArgs) -> ExitCode {
+    let compared = report::load_file(&args.a, None)
+        .and_then(|a| Ok((a, report::load_file(&args.b, None)?)))
+        .and_then(|(a, b)| report::compare::compare(&a, &b));
+    match compared {
+        Ok(c) if args.json => {
+            print!("{}", report::compare::json(&c));
+            ExitCode::SUCCESS
+        }
+        Ok(c) => {
+            print!("{}", report::compare::text(&c));
+            ExitCode::SUCCESS
+        }
+        Err(e) => {
+            eprintln!("xylem compare: {e}");
+            ExitCode::from(1)
+        }
+    }
+}

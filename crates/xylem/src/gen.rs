@@ -1,0 +1,106 @@
+//! `xylem gen man DIR` and `xylem gen completions DIR`: man pages and shell completions
+//! of `sqmr`, `b_eff_io` and `xylem`, made from the same clap definitions as `--help`.
+//!
+//! Man pages: `DIR/sqmr.1`, `DIR/b_eff_io.1`, `DIR/xylem.1` and one page per `xylem`
+//! subcommand (`DIR/xylem-net-show.1`, ...). Completions: `DIR/bash/NAME.bash`,
+//! `DIR/zsh/_NAME`, `DIR/fish/NAME.fish` (`scripts/install.sh` installs the bash file as
+//! plain `NAME`, the name bash-completion looks for).
+
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+
+use clap::{CommandFactory, Subcommand};
+use clap_complete::Shell;
+
+/// `xylem gen ...`.
+#[derive(Debug, Subcommand)]
+pub enum GenCommand {
+    /// Write the man pages (section 1) into DIR.
+    Man {
+        /// The directory (created if missing).
+        #[arg(value_name = "DIR")]
+        dir: PathBuf,
+    },
+    /// Write bash, zsh and fish completions into DIR/bash, DIR/zsh, DIR/fish.
+    Completions {
+        /// The directory (created if missing).
+        #[arg(value_name = "DIR")]
+        dir: PathBuf,
+    },
+}
+
+/// The three commands, each with its binary's name.
+pub fn commands() -> Vec<clap::Command> {
+    vec![
+        sqmr::options::Options::command(),
+        beffio::options::Options::command(),
+        crate::cli::Cli::command(),
+    ]
+}
+
+/// Runs `xylem gen`.
+pub fn main(command: GenCommand) -> ExitCode {
+    let done = match &command {
+        GenCommand::Man { dir } => man_pages(dir),
+        GenCommand::Completions { dir } => completions(dir),
+    };
+    match done {
+        Ok(files) => {
+            for f in files {
+                println!("{}", f.display());
+            }
+            ExitCode::SUCCESS
+        }
+        Err(e) => {
+            eprintln!("xylem gen: {e}");
+            ExitCode::from(1)
+        }
+    }
+}
+
+/// Writes every man page into `dir`; returns the files written.
+pub fn man_pages(dir: &Path) -> std::io::Result<Vec<PathBuf>> {
+    std::fs::create_dir_all(dir)?;
+    let mut files = Vec::new();
+    for cmd in commands() {
+        let name = cmd.get_name().to_string();
+        write_pages(dir, cmd, &name, &mut files)?;
+    }
+    Ok(files)
+}
+
+/// Writes `cmd`'s page as `dir/<name>.1`, then its subcommands' as `<name>-<sub>.1`.
+fn write_pages(
+    dir: &Path,
+    cmd: clap::Command,
+    name: &str,
+    files: &mut Vec<PathBuf>,
+) -> std::io::Result<()> {
+    let mut cmd = cmd.display_name(name.to_string());
+    cmd.build();
+    let mut page = Vec::new();
+    clap_mangen::Man::new(cmd.clone()).render(&mut page)?;
+    let path = dir.join(format!("{name}.1"));
+    std::fs::write(&path, page)?;
+    files.push(path);
+    let shown = |s: &&clap::Command| !s.is_hide_set() && s.get_name() != "help";
+    for sub in cmd.get_subcommands().filter(shown) {
+        let sub_name = format!("{name}-{}", sub.get_name());
+        write_pages(dir, sub.clone(), &sub_name, files)?;
+    }
+    Ok(())
+}
+
+/// Writes bash, zsh and fish completions of every command into `dir`.
+pub fn completions(dir: &Path) -> std::io::Result<Vec<PathBuf>> {
+    let mut files = Vec::new();
+    for shell in [Shell::Bash, Shell::Zsh, Shell::Fish] {
+        let sub = dir.join(shell.to_string());
+        std::fs::create_dir_all(&sub)?;
+        for mut cmd in commands() {
+            let name = cmd.get_name().to_string();
+            files.push(clap_complete::generate_to(shell, &mut cmd, &name, &sub)?);
+        }
+    }
+    Ok(files)
+}

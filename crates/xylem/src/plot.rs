@@ -1,0 +1,53 @@
+//! `xylem plot RESULT.json... -o FILE.svg|png [--label L]...`: the plot of one or more
+//! results of one benchmark (crate `report` draws it).
+
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use clap::Args;
+
+/// `xylem plot` arguments.
+#[derive(Debug, Args)]
+pub struct PlotArgs {
+    /// Results written by `sqmr --json` or `b_eff_io --json` (all of one benchmark).
+    #[arg(required = true, value_name = "RESULT.json")]
+    pub results: Vec<PathBuf>,
+    /// The picture to write: its name ends in .svg or .png.
+    #[arg(short, long, value_name = "FILE")]
+    pub output: PathBuf,
+    /// The legend label of each result, in order (default: the file name without .json).
+    #[arg(long, value_name = "LABEL")]
+    pub label: Vec<String>,
+}
+
+/// Runs `xylem plot`.
+pub fn main(args: PlotArgs) -> ExitCode {
+    match run(&args) {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) => {
+            eprintln!("xylem plot: {e}");
+            ExitCode::from(1)
+        }
+    }
+}
+
+fn run(args: &PlotArgs) -> Result<(), report::Error> {
+    if args.label.len() > args.results.len() {
+        return Err(report::Error::Usage(format!(
+            "{} labels for {} results",
+            args.label.len(),
+            args.results.len()
+        )));
+    }
+    let format = report::plot::Format::from_path(&args.output)?;
+    let runs = args
+        .results
+        .iter()
+        .enumerate()
+        .map(|(i, path)| report::load_file(path, args.label.get(i).map(String::as_str)))
+        .collect::<Result<Vec<_>, _>>()?;
+    let bytes = report::plot::plot(&runs, format)?;
+    std::fs::write(&args.output, bytes).map_err(|e| {
+        report::Error::Usage(format!("{}: cannot write it: {e}", args.output.display()))
+    })
+}
