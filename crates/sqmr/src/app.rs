@@ -19,6 +19,7 @@ use crate::exec::run::{Checked, Runner};
 use crate::options::{Options, USAGE};
 use crate::placement::Placement;
 use crate::rates::{messages, rates, Times};
+use crate::report::csv::CsvFile;
 use crate::report::json::{Document, Environment, SizeResult, Validation};
 use crate::report::text;
 use crate::schedule;
@@ -66,12 +67,11 @@ pub fn run(
     });
     let config = agree(world, checked)?;
 
-    let json = match (rank, &options.json) {
-        (0, Some(path)) => Some(JsonFile::create(path)),
-        _ => None,
-    }
-    .transpose();
-    let mut json = agree(world, json)?;
+    let files = match rank {
+        0 => create_outputs(&options),
+        _ => Ok((None, None)),
+    };
+    let (mut json, mut csv) = agree(world, files)?;
 
     let started = chrono::Local::now();
     let hosts = xmpi::gather_strings(world, 0, &xmpi::processor_name());
@@ -116,7 +116,7 @@ pub fn run(
                     core_elapsed_s: elapsed,
                     rates: row_rates,
                 });
-                write_json(&mut json, doc)
+                write_json(&mut json, doc).and_then(|()| write_csv(&mut csv, doc))
             }
             _ => Ok(()),
         };
@@ -214,6 +214,43 @@ fn validation_verdict(world: &SimpleCommunicator, config: &Config, checked: Chec
         summary: Some(summary),
         local,
     }
+}
+
+/// Creates the `--json` and `--csv` files (rank 0); if the second cannot be created the
+/// first is removed again, so a refused run leaves nothing behind.
+fn create_outputs(options: &Options) -> Result<(Option<JsonFile>, Option<CsvFile>), Failure> {
+    let json = options.json.as_deref().map(JsonFile::create).transpose()?;
+    let csv = options.csv.as_deref().map(CsvFile::create).transpose();
+    match csv {
+        Ok(csv) => Ok((json, csv)),
+        Err(message) => {
+            if let Some(j) = &json {
+                let _ = std::fs::remove_file(&j.path);
+            }
+            Err(Failure::new(EXIT_USAGE, message))
+        }
+    }
+}
+
+/// Writes the CSV rows of `doc` when there is a CSV file; on failure removes the file and
+/// says why.
+fn write_csv(csv: &mut Option<CsvFile>, doc: &Document) -> Result<(), Failure> {
+    let Some(file) = csv.as_ref() else {
+        return Ok(());
+    };
+    let Err(e) = file.write(&doc.sizes) else {
+        return Ok(());
+    };
+    let _ = std::fs::remove_file(&file.path);
+    let path = file.path.display().to_string();
+    *csv = None;
+    Err(Failure::new(
+        EXIT_FAILURE,
+        format!(
+            "ERROR --csv {path}: cannot write the rows: {e} (the table on standard output \
+             is complete up to here)"
+        ),
+    ))
 }
 
 /// The `--json` file: created new before the run, rewritten after every size.

@@ -31,7 +31,7 @@ slowest core. Bandwidths are in MiB/s (1048576 bytes).";
 
 /// The one-line synopsis, shared by `--help` and the hint after every diagnostic.
 pub const USAGE: &str = "sqmr [--num_cores N] [--num_nbors N] [--num_iters N] [--win_size N] \
-[--min_msgsize BYTES] [--max_msgsize BYTES] [--verbose] [--json PATH] [--validate] \
+[--min_msgsize BYTES] [--max_msgsize BYTES] [--verbose] [--json PATH] [--csv PATH] [--validate] \
 [--enable|--disable LIST]";
 
 /// The options of `sqmr`, parsed but not yet checked against each other or the job.
@@ -84,6 +84,11 @@ pub struct Options {
     /// (a new file: an existing one is never overwritten)
     #[arg(long, value_name = "PATH")]
     pub json: Option<PathBuf>,
+
+    /// Write one row per message size (the figures of the table, and the fastest and
+    /// slowest core's time) as CSV with a header row to PATH (a new file, never overwritten)
+    #[arg(long, value_name = "PATH")]
+    pub csv: Option<PathBuf>,
 
     /// Give every pending receive its own buffer, fill every message with a pattern
     /// and check it on arrival (rates then include the checking)
@@ -184,7 +189,7 @@ mod tests {
             ),
             (1, 4096, 10, 0, 4_194_304)
         );
-        assert!(!o.verbose && !o.validate && o.json.is_none());
+        assert!(!o.verbose && !o.validate && o.json.is_none() && o.csv.is_none());
     }
 
     #[test]

@@ -1,4 +1,5 @@
-//! Everything `sqmr` writes: the reference's text table and our JSON document.
+//! Everything `sqmr` writes: the reference's text table, our JSON document and CSV rows.
 
+pub mod csv;
 pub mod json;
 pub mod text;
