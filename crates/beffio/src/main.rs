@@ -2,18 +2,12 @@
 
 fn main() {
     let args: Vec<String> = std::env::args().collect();
-    // Network selection goes into the environment before MPI_Init reads it.
-    let network = match beffio::options::Options::parse_args(&args) {
-        Ok(o) => xmpi::network::apply(o.enable.as_deref(), o.disable.as_deref()),
-        Err(_) => Ok(None),
+    let options = beffio::options::Options::parse_args(&args);
+    let (enable, disable) = match &options {
+        Ok(o) => (o.enable.as_deref(), o.disable.as_deref()),
+        Err(_) => (None, None),
     };
-    let mpi = match xmpi::Mpi::init() {
-        Ok(mpi) => mpi,
-        Err(e) => {
-            eprintln!("b_eff_io: error: {e}");
-            std::process::exit(1);
-        }
-    };
+    let (mpi, network) = xmpi::start("b_eff_io", enable, disable);
     let code = beffio::run::run(&mpi.world(), args, network);
     mpi.exit(code)
 }

@@ -27,6 +27,11 @@ pub struct Options {
     #[arg(long, value_name = "PATH", value_parser = parse_path)]
     pub json: Option<PathBuf>,
 
+    /// Write one row per pattern and access method of every partition as CSV, with a
+    /// header row, to this file.
+    #[arg(long, value_name = "PATH", value_parser = parse_path)]
+    pub csv: Option<PathBuf>,
+
     /// Keep the run directory and its files afterwards. 2.1: -keep.
     #[arg(long)]
     pub keep: bool,

@@ -94,6 +94,8 @@ impl Datatype {
     }
 
     /// This type with lower bound `lb` and extent `extent` bytes (`MPI_Type_create_resized`), committed.
+    // The casts are to MPI_Aint, which is isize under Open MPI but i64 under MPICH.
+    #[allow(clippy::unnecessary_cast)]
     pub fn resized(&self, lb: isize, extent: isize) -> Result<Datatype> {
         Self::derive("MPI_Type_create_resized", |out| {
             // MPI_Aint is pointer-sized by definition (isize under Open MPI, i64 under
@@ -114,6 +116,8 @@ impl Datatype {
     }
 
     /// Lower bound and extent in bytes (`MPI_Type_get_extent`).
+    // The casts are from MPI_Aint, which is isize under Open MPI but i64 under MPICH.
+    #[allow(clippy::unnecessary_cast)]
     pub fn extent(&self) -> Result<(isize, isize)> {
         let (mut lb, mut extent): (ffi::MPI_Aint, ffi::MPI_Aint) = (0, 0);
         // SAFETY: valid handle and two out-pointers.

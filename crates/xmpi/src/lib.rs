@@ -68,6 +68,25 @@ impl Mpi {
     }
 }
 
+/// The start of every benchmark: applies `--enable/--disable` to this process's
+/// environment (while it has one thread), then starts MPI. The outcome of the selection
+/// is returned, not acted on, so that the ranks can agree on it; a process that cannot
+/// start MPI at all says so as `program` and leaves.
+pub fn start(
+    program: &str,
+    enable: Option<&str>,
+    disable: Option<&str>,
+) -> (Mpi, Result<network::Applied, String>) {
+    let network = network::apply(enable, disable);
+    match Mpi::init() {
+        Ok(mpi) => (mpi, network),
+        Err(e) => {
+            eprintln!("{program}: {e}");
+            std::process::exit(1);
+        }
+    }
+}
+
 /// A failure found by a check on one rank: the exit code to leave with and the message to
 /// print on standard error.
 #[derive(Debug, Clone, PartialEq, Eq)]

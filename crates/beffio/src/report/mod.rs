@@ -1,5 +1,7 @@
-//! Output formats: the text summary on stdout, the protocol file and the JSON document.
+//! Output formats: the text summary on stdout, the protocol file, the JSON document and
+//! its CSV rows.
 
+pub mod csv;
 pub mod json;
 pub mod protocol;
 pub mod table;

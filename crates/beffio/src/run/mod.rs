@@ -128,7 +128,7 @@ struct Outputs {
 
 impl Outputs {
     fn create(opts: &Options) -> Result<Outputs, String> {
-        let mut paths: Vec<PathBuf> = opts.json.iter().cloned().collect();
+        let mut paths: Vec<PathBuf> = opts.json.iter().chain(&opts.csv).cloned().collect();
         if let Some(p) = &opts.prefix {
             paths.push(PathBuf::from(format!("{p}.sum")));
             paths.push(PathBuf::from(format!("{p}.prot")));
@@ -436,10 +436,13 @@ fn report_all(opts: &Options, info: &RunInfo, results: &[PartitionResult]) -> Re
         std::fs::write(path, text)
             .map_err(|e| format!("cannot write '{}': {}", path.display(), rundir::cause(&e)))
     };
+    let doc = report::json::document(info, results, &reasons);
     if let Some(p) = &opts.json {
-        let doc = report::json::document(info, results, &reasons);
         let text = serde_json::to_string_pretty(&doc).map_err(|e| e.to_string())?;
         write(p, &(text + "\n"))?;
+    }
+    if let Some(p) = &opts.csv {
+        write(p, &report::csv::render(&doc))?;
     }
     if let Some(prefix) = &opts.prefix {
         write(

@@ -107,34 +107,20 @@ impl<'a> Runner<'a> {
     fn timed(&mut self, size: usize, total: u64) -> f64 {
         let send = self.send.as_slice();
         let recv = self.recv.as_mut_slice();
-        let mut start = 0.0;
+        let mut clock = Clock::new(self.world, self.is_core);
         for iteration in 0..total {
-            if iteration == WARMUP_ITERATIONS {
-                self.world.barrier();
-                if self.is_core {
-                    start = mpi::time();
-                }
-            }
+            clock.tick(iteration);
             self.window.iterate(send, recv, size, 0);
         }
-        if self.is_core {
-            mpi::time() - start
-        } else {
-            0.0
-        }
+        clock.elapsed()
     }
 
     /// The loop with `--validate`: own receive buffer per slot, every message filled
     /// and checked.
     fn timed_validated(&mut self, size: usize, total: u64) -> f64 {
-        let mut start = 0.0;
+        let mut clock = Clock::new(self.world, self.is_core);
         for iteration in 0..total {
-            if iteration == WARMUP_ITERATIONS {
-                self.world.barrier();
-                if self.is_core {
-                    start = mpi::time();
-                }
-            }
+            clock.tick(iteration);
             let send = &mut self.send.as_mut_slice()[..size];
             pattern::fill(send, self.rank, iteration);
             if self.corrupt_one
@@ -149,11 +135,7 @@ impl<'a> Runner<'a> {
                 .iterate(self.send.as_slice(), self.recv.as_mut_slice(), size, size);
             self.check(size, iteration);
         }
-        if self.is_core {
-            mpi::time() - start
-        } else {
-            0.0
-        }
+        clock.elapsed()
     }
 
     fn check(&mut self, size: usize, iteration: u64) {
@@ -187,6 +169,44 @@ impl<'a> Runner<'a> {
         } else {
             root.gather_into(&elapsed);
             None
+        }
+    }
+}
+
+/// The timing of one size: after the warm-up, a barrier over all ranks, then the core
+/// ranks read the clock; they read it again at the end.
+struct Clock<'a> {
+    world: &'a SimpleCommunicator,
+    is_core: bool,
+    start: f64,
+}
+
+impl<'a> Clock<'a> {
+    fn new(world: &'a SimpleCommunicator, is_core: bool) -> Self {
+        Clock {
+            world,
+            is_core,
+            start: 0.0,
+        }
+    }
+
+    /// Called at the start of every iteration; starts the clock at the first timed one.
+    #[inline]
+    fn tick(&mut self, iteration: u64) {
+        if iteration == WARMUP_ITERATIONS {
+            self.world.barrier();
+            if self.is_core {
+                self.start = mpi::time();
+            }
+        }
+    }
+
+    /// Seconds since the start on a core rank, 0 elsewhere.
+    fn elapsed(&self) -> f64 {
+        if self.is_core {
+            mpi::time() - self.start
+        } else {
+            0.0
         }
     }
 }
