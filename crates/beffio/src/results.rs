@@ -21,6 +21,8 @@ pub struct PatternResult {
     pub sync_s: f64,
     /// Chunks whose markers were wrong (read only).
     pub errors: u64,
+    /// Global termination checks (collectives) the time-driven loop made.
+    pub checks: u64,
 }
 
 impl PatternResult {

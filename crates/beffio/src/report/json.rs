@@ -119,6 +119,8 @@ pub struct Pattern {
     pub bandwidth_mb_s: f64,
     /// Data errors.
     pub errors: u64,
+    /// Global termination checks (collectives) of the time-driven loop.
+    pub checks: u64,
 }
 
 impl From<&PatternResult> for Pattern {
@@ -136,6 +138,7 @@ impl From<&PatternResult> for Pattern {
             sync_s: r.sync_s,
             bandwidth_mb_s: r.bandwidth_mb_s(),
             errors: r.errors,
+            checks: r.checks,
         }
     }
 }
@@ -214,6 +217,7 @@ mod tests {
                     time_s: 2.0,
                     sync_s: 0.1,
                     errors: 0,
+                    checks: 0,
                 })
                 .collect(),
             types: [TypeTotal {
@@ -288,6 +292,7 @@ mod tests {
                 "sync_s",
                 "bandwidth_mb_s",
                 "errors",
+                "checks",
             ] {
                 assert!(p.get(key).is_some(), "missing {key}");
             }

@@ -54,6 +54,7 @@ mod tests {
                 time_s: 2.0,
                 sync_s: 0.25,
                 errors: 0,
+                checks: 0,
             })
             .collect();
         let a = AccessResult {

@@ -107,6 +107,7 @@ mod tests {
                     time_s: 1.0,
                     sync_s: 0.0,
                     errors: 0,
+                    checks: 0,
                 })
                 .collect(),
             types: [TypeTotal::default(); 5],

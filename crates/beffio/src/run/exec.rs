@@ -201,6 +201,7 @@ impl Partition<'_> {
         let mut details: Vec<DataError> = Vec::new();
         let mut data_errors = 0u64;
         let mut done = 0u64;
+        let mut checks = 0u64;
         self.comm.barrier();
         let t0 = mpi::time();
         let mut batch = fixed.unwrap_or_else(|| planner.first());
@@ -257,6 +258,7 @@ impl Partition<'_> {
                 break;
             }
             let local_fail = first_error.is_some() || self.interrupted().is_some();
+            checks += 1;
             let [elapsed, fail] = max_all(
                 self.comm,
                 [mpi::time() - t0, f64::from(u8::from(local_fail))],
@@ -305,6 +307,7 @@ impl Partition<'_> {
             time_s,
             sync_s,
             errors,
+            checks,
         })
     }
 }
