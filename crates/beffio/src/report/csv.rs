@@ -114,11 +114,21 @@ mod tests {
     }
 
     #[test]
-    fn the_document_and_its_json_give_the_same_rows() {
-        let table = crate::patterns::pattern_table(2 << 20);
-        let doc: Document = super::super::json::tests_support::document_of(&table);
-        let text = render(&doc);
-        assert_eq!(text.lines().count(), 1 + 3 * 43, "{text}");
-        assert!(text.lines().nth(1).unwrap().starts_with("2,write,0,0,scatter,1048576,"));
+    fn a_real_run_gives_43_rows_per_access_method_and_partition() {
+        // A `b_eff_io -T 6` run on 2 ranks (partitions 2 and 1), kept with the plots' tests.
+        let text = include_str!("../../../report/tests/fixtures/beffio-a.json");
+        let doc: Value = serde_json::from_str(text).unwrap();
+        let csv = render_value(&doc);
+        let rows: Vec<Vec<&str>> = csv
+            .lines()
+            .skip(1)
+            .map(|l| l.split(',').collect())
+            .collect();
+        assert_eq!(rows.len(), 2 * 3 * 43);
+        let read_42 = &doc["partitions"][1]["access"]["read"][42];
+        let last = rows.last().unwrap();
+        assert_eq!(&last[..5], ["1", "read", "42", "4", "seg-coll"]);
+        assert_eq!(last[13], read_42["bandwidth_mb_s"].to_string());
+        assert!(rows.iter().all(|r| r.iter().all(|f| !f.is_empty())));
     }
 }
