@@ -37,3 +37,4 @@ test-mpich: deps
 ## Benchmarks of the benchmarks (results in bench/out/, summary in BENCHMARKS.md).
 bench: build build-mpich
 	@scripts/bench-sqmr.sh
+	@scripts/bench-beffio.sh

@@ -10,7 +10,7 @@ packages=(
   mpich libmpich-dev
   libclang-dev clang pkg-config
   iproute2 iputils-ping procps util-linux
-  python3 time
+  python3 time bc
   slurm-wlm slurmctld slurmd slurm-client
 )
 
