@@ -1,0 +1,218 @@
+//! Plots drawn from the fixtures, read back as SVG (roxmltree) and as PNG pixels.
+
+mod common;
+
+use common::{hex, run};
+use report::plot::{beffio as bplot, plot, png_file, sqmr as splot, Format};
+
+fn svg(runs: &[report::Run]) -> String {
+    String::from_utf8(plot(runs, Format::Svg).unwrap()).unwrap()
+}
+
+/// Every text of the SVG, trimmed.
+fn texts(doc: &roxmltree::Document) -> Vec<String> {
+    doc.descendants()
+        .filter(|n| n.has_tag_name("text"))
+        .map(|n| n.text().unwrap_or("").trim().to_string())
+        .collect()
+}
+
+fn count(texts: &[String], wanted: &str) -> usize {
+    texts.iter().filter(|t| t.as_str() == wanted).count()
+}
+
+/// The point lists of the polylines with this stroke colour and width.
+fn polylines(doc: &roxmltree::Document, colour: &str, width: &str) -> Vec<Vec<(f64, f64)>> {
+    doc.descendants()
+        .filter(|n| n.has_tag_name("polyline"))
+        .filter(|n| {
+            n.attribute("stroke") == Some(colour) && n.attribute("stroke-width") == Some(width)
+        })
+        .map(|n| points(n.attribute("points").unwrap_or("")))
+        .collect()
+}
+
+fn points(text: &str) -> Vec<(f64, f64)> {
+    text.split_whitespace()
+        .map(|p| {
+            let (x, y) = p.split_once(',').unwrap();
+            (x.parse().unwrap(), y.parse().unwrap())
+        })
+        .collect()
+}
+
+/// The filled polygons (bands) of this colour.
+fn bands(doc: &roxmltree::Document, colour: &str) -> Vec<Vec<(f64, f64)>> {
+    doc.descendants()
+        .filter(|n| n.has_tag_name("polygon") && n.attribute("fill") == Some(colour))
+        .map(|n| points(n.attribute("points").unwrap_or("")))
+        .collect()
+}
+
+#[test]
+fn sqmr_results_overlay_with_axes_legend_lines_and_bands() {
+    let text = svg(&[run("sqmr-a.json"), run("sqmr-b.json")]);
+    let doc = roxmltree::Document::parse(&text).unwrap();
+    let t = texts(&doc);
+    assert_eq!(count(&t, splot::TITLE), 1, "{t:?}");
+    assert_eq!(count(&t, splot::X_DESC), 2);
+    assert_eq!(count(&t, splot::RATE_DESC), 1);
+    assert_eq!(count(&t, splot::BANDWIDTH_DESC), 1);
+    // One legend per panel, one entry per result.
+    assert_eq!(count(&t, "sqmr-a"), 2);
+    assert_eq!(count(&t, "sqmr-b"), 2);
+    assert!(
+        t.iter().any(|s| s == "4K") && t.iter().any(|s| s == "1K"),
+        "{t:?}"
+    );
+    // Sizes 1 B .. 4 KiB: 13 points per average line, one line per panel and result,
+    // and a band of 13 upper and 13 lower points around each.
+    for series in 0..2 {
+        let lines = polylines(&doc, &hex(series), "2");
+        assert_eq!(lines.len(), 2, "series {series}");
+        assert!(lines.iter().all(|l| l.len() == 13), "{lines:?}");
+        let b = bands(&doc, &hex(series));
+        assert_eq!(b.len(), 2);
+        assert!(b.iter().all(|p| p.len() == 26));
+        // Legend swatches are the wider strokes.
+        assert_eq!(polylines(&doc, &hex(series), "3").len(), 2);
+    }
+    // sqmr-b ran 2 core ranks: its band has height somewhere; sqmr-a's (1 core) has none.
+    let height = |band: &Vec<(f64, f64)>| {
+        let n = band.len() / 2;
+        (0..n)
+            .map(|i| (band[i].1 - band[2 * n - 1 - i].1).abs())
+            .fold(0.0, f64::max)
+    };
+    assert!(bands(&doc, &hex(1)).iter().all(|b| height(b) >= 2.0));
+    assert!(bands(&doc, &hex(0)).iter().all(|b| height(b) < 1.0));
+    // The band is max above and min below the average: on the page (y grows downwards)
+    // upper <= line <= lower everywhere, strictly somewhere on each side.
+    let lines_b = polylines(&doc, &hex(1), "2");
+    for (band, line) in bands(&doc, &hex(1)).iter().zip(&lines_b) {
+        let n = line.len();
+        let (upper, lower) = (&band[..n], &band[n..]);
+        for (i, p) in line.iter().enumerate() {
+            assert_eq!(upper[i].0, p.0);
+            assert!(upper[i].1 <= p.1 + 0.5 && p.1 <= lower[n - 1 - i].1 + 0.5);
+        }
+        assert!(
+            (0..n).any(|i| upper[i].1 < line[i].1 - 1.0),
+            "max above average"
+        );
+        assert!(
+            (0..n).any(|i| lower[n - 1 - i].1 > line[i].1 + 1.0),
+            "min below average"
+        );
+    }
+    // Message rate falls from 1 B to 4 KiB: the last point of each rate line is lower on
+    // the page (larger y) than the first.
+    let rate_a = &polylines(&doc, &hex(0), "2")[0];
+    assert!(rate_a.last().unwrap().1 > rate_a[0].1);
+}
+
+#[test]
+fn labels_replace_the_file_names() {
+    let mut a = run("sqmr-a.json");
+    a.label = "before".into();
+    let text = svg(&[a]);
+    let doc = roxmltree::Document::parse(&text).unwrap();
+    let t = texts(&doc);
+    assert_eq!(count(&t, "before"), 2);
+    assert_eq!(count(&t, "sqmr-a"), 0);
+    assert!(polylines(&doc, &hex(1), "2").is_empty());
+}
+
+#[test]
+fn beffio_has_a_row_of_three_panels_per_partition() {
+    let text = svg(&[run("beffio-a.json")]);
+    let doc = roxmltree::Document::parse(&text).unwrap();
+    let t = texts(&doc);
+    let titles: Vec<&String> = t.iter().filter(|s| s.contains("b_eff_io = ")).collect();
+    assert_eq!(titles.len(), 2, "{t:?}");
+    assert!(titles[0].starts_with("partition of 2 processes, b_eff_io = 2801.0 MB/s"));
+    assert!(titles[1].starts_with("partition of 1 process, b_eff_io = 3886.8 MB/s"));
+    for caption in ["first write", "rewrite", "read"] {
+        assert_eq!(count(&t, caption), 2, "{caption}");
+    }
+    assert_eq!(count(&t, bplot::X_DESC), 6);
+    assert_eq!(count(&t, bplot::Y_DESC), 6);
+    for chunk in report::beffio::CHUNK_LABELS {
+        assert_eq!(count(&t, chunk), 6, "{chunk}");
+    }
+    for ty in 0..5 {
+        let label = report::beffio::type_label(ty);
+        assert_eq!(count(&t, &label), 2, "{label}");
+        // One unbroken line of 7 chunk sizes per panel, and a legend swatch per row.
+        let lines = polylines(&doc, &hex(ty as usize), "2");
+        assert_eq!(lines.len(), 6, "type {ty}");
+        assert!(lines.iter().all(|l| l.len() == 7));
+        assert_eq!(polylines(&doc, &hex(ty as usize), "3").len(), 2);
+    }
+}
+
+#[test]
+fn beffio_line_heights_follow_the_bandwidths() {
+    // Read of partition 1, type 0: 1 MB (weighted 2 and 3) against 1 kB+8 (pattern 7).
+    let r = run("beffio-a.json");
+    let report::load::Document::BEffIo(doc) = &r.document else {
+        panic!()
+    };
+    let read = &doc.partitions[1].access.read;
+    let curve = report::beffio::type_curve(read, 0, doc.mpart_bytes);
+    let text = svg(&[r.clone()]);
+    let xml = roxmltree::Document::parse(&text).unwrap();
+    let line = &polylines(&xml, &hex(0), "2")[5];
+    let (kb8, mb) = (curve[1].unwrap(), curve[4].unwrap());
+    // Higher bandwidth is higher on the page (smaller y).
+    assert_eq!(kb8 > mb, line[1].1 < line[4].1, "{curve:?} {line:?}");
+}
+
+/// Pixels of exactly this colour.
+fn pixels_of(rgb: &[u8], c: plotters::style::RGBColor) -> usize {
+    rgb.chunks(3).filter(|p| p == &[c.0, c.1, c.2]).count()
+}
+
+#[test]
+fn png_pictures_have_the_series_colours_and_text() {
+    let bytes = plot(&[run("sqmr-a.json"), run("sqmr-b.json")], Format::Png).unwrap();
+    assert_eq!(&bytes[..8], b"\x89PNG\r\n\x1a\n");
+    let (w, h, rgb) = png_file::decode(&bytes).unwrap();
+    assert_eq!((w, h), splot::SIZE);
+    let colour = report::plot::style::colour;
+    assert!(pixels_of(&rgb, colour(0)) > 1000, "series 0");
+    assert!(pixels_of(&rgb, colour(1)) > 1000, "series 1");
+    assert_eq!(pixels_of(&rgb, colour(2)), 0, "no third series");
+    // Rendered glyphs: dark pixels beyond the axes' lines.
+    let dark = rgb.chunks(3).filter(|p| p.iter().all(|&v| v < 80)).count();
+    assert!(dark > 5000, "{dark}");
+
+    let bytes = plot(&[run("beffio-a.json")], Format::Png).unwrap();
+    let (w, h, rgb) = png_file::decode(&bytes).unwrap();
+    assert_eq!((w, h), (bplot::WIDTH, 2 * bplot::ROW_HEIGHT));
+    for t in 0..5 {
+        assert!(pixels_of(&rgb, colour(t)) > 500, "type {t}");
+    }
+}
+
+#[test]
+fn several_beffio_results_get_their_labels_in_the_titles() {
+    let mut b = run("beffio-a.json");
+    b.label = "after".into();
+    let text = svg(&[run("beffio-a.json"), b]);
+    let doc = roxmltree::Document::parse(&text).unwrap();
+    let t = texts(&doc);
+    assert_eq!(
+        t.iter()
+            .filter(|s| s.starts_with("beffio-a: partition of"))
+            .count(),
+        2
+    );
+    assert_eq!(
+        t.iter()
+            .filter(|s| s.starts_with("after: partition of"))
+            .count(),
+        2
+    );
+    assert!(text.starts_with("<svg width=\"1500\" height=\"1720\""));
+}
