@@ -160,7 +160,7 @@ fn beffio_line_heights_follow_the_bandwidths() {
     };
     let read = &doc.partitions[1].access.read;
     let curve = report::beffio::type_curve(read, 0, doc.mpart_bytes);
-    let text = svg(&[r.clone()]);
+    let text = svg(std::slice::from_ref(&r));
     let xml = roxmltree::Document::parse(&text).unwrap();
     let line = &polylines(&xml, &hex(0), "2")[5];
     let (kb8, mb) = (curve[1].unwrap(), curve[4].unwrap());
