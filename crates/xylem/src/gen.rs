@@ -104,3 +104,72 @@ pub fn completions(dir: &Path) -> std::io::Result<Vec<PathBuf>> {
     }
     Ok(files)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Every option of `cmd` (not hidden) as its page spells it: roff escapes `-` as `\-`.
+    fn options(cmd: &clap::Command) -> Vec<String> {
+        cmd.get_arguments()
+            .filter(|a| !a.is_hide_set() && !a.is_positional())
+            .flat_map(|a| {
+                let long = a
+                    .get_long()
+                    .map(|l| format!("\\-\\-{}", l.replace('-', "\\-")));
+                let short = a.get_short().map(|s| format!("\\-{s}"));
+                long.into_iter().chain(short)
+            })
+            .collect()
+    }
+
+    fn check(dir: &Path, mut cmd: clap::Command, name: &str, checked: &mut usize) {
+        cmd.build();
+        let page = std::fs::read_to_string(dir.join(format!("{name}.1")))
+            .unwrap_or_else(|e| panic!("{name}.1: {e}"));
+        assert!(page.contains(".TH"), "{name}.1 is no man page");
+        for option in options(&cmd) {
+            assert!(page.contains(&option), "{name}.1 does not mention {option}");
+            *checked += 1;
+        }
+        for sub in cmd.get_subcommands().filter(|s| s.get_name() != "help") {
+            check(
+                dir,
+                sub.clone(),
+                &format!("{name}-{}", sub.get_name()),
+                checked,
+            );
+        }
+    }
+
+    #[test]
+    fn the_man_pages_mention_every_option() {
+        let dir = tempfile::tempdir().unwrap();
+        let files = man_pages(dir.path()).unwrap();
+        assert!(files.len() >= 10, "{files:?}");
+        let mut checked = 0;
+        for cmd in commands() {
+            let name = cmd.get_name().to_string();
+            check(dir.path(), cmd, &name, &mut checked);
+        }
+        // sqmr's and b_eff_io's own options alone are more than 20.
+        assert!(checked > 40, "{checked}");
+        let sqmr = std::fs::read_to_string(dir.path().join("sqmr.1")).unwrap();
+        assert!(sqmr.contains("\\-\\-csv") && sqmr.contains("node aggregates"));
+        let beffio = std::fs::read_to_string(dir.path().join("b_eff_io.1")).unwrap();
+        assert!(beffio.contains("\\-\\-csv") && beffio.contains("effective I/O bandwidth"));
+    }
+
+    #[test]
+    fn completions_for_three_shells_and_three_commands() {
+        let dir = tempfile::tempdir().unwrap();
+        let files = completions(dir.path()).unwrap();
+        assert_eq!(files.len(), 9);
+        let bash = std::fs::read_to_string(dir.path().join("bash/sqmr.bash")).unwrap();
+        assert!(bash.contains("--num_cores") && bash.contains("--csv"));
+        let zsh = std::fs::read_to_string(dir.path().join("zsh/_xylem")).unwrap();
+        assert!(zsh.contains("plot") && zsh.contains("compare"));
+        let fish = std::fs::read_to_string(dir.path().join("fish/b_eff_io.fish")).unwrap();
+        assert!(fish.contains("memory-per-process"));
+    }
+}

@@ -1,0 +1,148 @@
+//! `xylem plot`, `xylem compare` and `xylem gen` as a user runs them, on the report
+//! crate's fixtures.
+
+use std::path::PathBuf;
+
+use assert_cmd::Command;
+use predicates::prelude::*;
+
+fn fixture(name: &str) -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .join("../report/tests/fixtures")
+        .join(name)
+}
+
+fn xylem() -> Command {
+    Command::cargo_bin("xylem").unwrap()
+}
+
+#[test]
+fn plot_writes_svg_and_png_with_the_labels() {
+    let dir = tempfile::tempdir().unwrap();
+    let svg = dir.path().join("s.svg");
+    xylem()
+        .arg("plot")
+        .arg(fixture("sqmr-a.json"))
+        .arg(fixture("sqmr-b.json"))
+        .arg("-o")
+        .arg(&svg)
+        .args(["--label", "eth", "--label", "ib"])
+        .assert()
+        .success();
+    let text = std::fs::read_to_string(&svg).unwrap();
+    let doc = roxmltree::Document::parse(&text).unwrap();
+    let labels: Vec<&str> = doc
+        .descendants()
+        .filter(|n| n.has_tag_name("text"))
+        .filter_map(|n| n.text().map(str::trim))
+        .filter(|t| *t == "eth" || *t == "ib")
+        .collect();
+    assert_eq!(labels.len(), 4, "{labels:?}");
+
+    let png = dir.path().join("b.png");
+    xylem()
+        .arg("plot")
+        .arg(fixture("beffio-a.json"))
+        .arg("--output")
+        .arg(&png)
+        .assert()
+        .success();
+    let bytes = std::fs::read(&png).unwrap();
+    assert_eq!(&bytes[..8], b"\x89PNG\r\n\x1a\n");
+}
+
+#[test]
+fn plot_errors_name_the_file_and_exit_1() {
+    let dir = tempfile::tempdir().unwrap();
+    let bad = dir.path().join("bad.json");
+    std::fs::write(&bad, "{\"benchmark\": \"hpl\"}").unwrap();
+    let out = dir.path().join("x.svg");
+    xylem()
+        .arg("plot")
+        .arg(&bad)
+        .arg("-o")
+        .arg(&out)
+        .assert()
+        .code(1)
+        .stderr(predicate::str::contains(format!(
+            "xylem plot: {}",
+            bad.display()
+        )))
+        .stderr(predicate::str::contains("not a sqmr or b_eff_io result"))
+        .stderr(predicate::str::contains("panicked").not());
+    assert!(!out.exists());
+    xylem()
+        .arg("plot")
+        .arg(fixture("sqmr-a.json"))
+        .args(["-o", "x.pdf"])
+        .assert()
+        .code(1)
+        .stderr(predicate::str::contains("must end in .svg or .png"));
+    xylem()
+        .arg("plot")
+        .arg(fixture("sqmr-a.json"))
+        .args(["-o", "x.svg", "--label", "a", "--label", "b"])
+        .assert()
+        .code(1)
+        .stderr(predicate::str::contains("2 labels for 1 results"));
+}
+
+#[test]
+fn compare_prints_a_table_or_json() {
+    xylem()
+        .arg("compare")
+        .arg(fixture("sqmr-a.json"))
+        .arg(fixture("sqmr-b.json"))
+        .assert()
+        .success()
+        .stdout(predicate::str::contains("# A: sqmr-a\n# B: sqmr-b\n"))
+        .stdout(predicate::str::is_match(r"(?m)^4096 B +msgs/s +\d+ +\d+ +0\.\d{3}$").unwrap());
+    let out = xylem()
+        .arg("compare")
+        .arg(fixture("beffio-a.json"))
+        .arg(fixture("beffio-a.json"))
+        .arg("--json")
+        .output()
+        .unwrap();
+    assert!(out.status.success());
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(v["benchmark"], "b_eff_io");
+    assert_eq!(v["rows"].as_array().unwrap().len(), 258);
+    assert_eq!(v["headline"][0]["ratio"], 1.0);
+    xylem()
+        .arg("compare")
+        .arg(fixture("sqmr-a.json"))
+        .arg(fixture("beffio-a.json"))
+        .assert()
+        .code(1)
+        .stderr(predicate::str::contains("give results of one benchmark"));
+}
+
+#[test]
+fn gen_writes_man_pages_and_completions() {
+    let dir = tempfile::tempdir().unwrap();
+    xylem()
+        .args(["gen", "man"])
+        .arg(dir.path().join("man"))
+        .assert()
+        .success()
+        .stdout(predicate::str::contains("sqmr.1"))
+        .stdout(predicate::str::contains("xylem-plot.1"));
+    for page in [
+        "sqmr.1",
+        "b_eff_io.1",
+        "xylem.1",
+        "xylem-compare.1",
+        "xylem-gen-man.1",
+    ] {
+        assert!(dir.path().join("man").join(page).is_file(), "{page}");
+    }
+    xylem()
+        .args(["gen", "completions"])
+        .arg(dir.path().join("c"))
+        .assert()
+        .success();
+    for file in ["bash/xylem.bash", "zsh/_sqmr", "fish/b_eff_io.fish"] {
+        assert!(dir.path().join("c").join(file).is_file(), "{file}");
+    }
+}
