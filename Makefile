@@ -38,3 +38,8 @@ test-mpich: deps
 bench: build build-mpich
 	@scripts/bench-sqmr.sh
 	@scripts/bench-beffio.sh
+
+## Binaries, man pages and shell completions under $(PREFIX) (DESTDIR=... for a staged install).
+.PHONY: install
+install: build
+	PREFIX=$(PREFIX) scripts/install.sh

@@ -2,7 +2,8 @@
 # Installs what xylem needs on Debian/Ubuntu: both MPI libraries (Open MPI and MPICH),
 # libclang for the mpi crate's bindings, iproute2 for the multi-host tests, Python for
 # the benchmark scripts, Slurm (controller, node daemon, client) for the local multi-node
-# Slurm tests (crates/slurmtest). Idempotent and quiet when everything is already there.
+# Slurm tests (crates/slurmtest), DejaVu fonts for the text of `xylem plot`'s pictures.
+# Idempotent and quiet when everything is already there.
 set -euo pipefail
 
 packages=(
