@@ -41,6 +41,8 @@ pub enum Document {
 pub struct Run {
     /// Label: `--label` or the file name without `.json`.
     pub label: String,
+    /// Where it was read from, for messages.
+    pub source: String,
     /// The document.
     pub document: Document,
 }
@@ -65,7 +67,11 @@ pub fn load_file(path: &Path, label: Option<&str>) -> Result<Run> {
     let label = label
         .map(str::to_string)
         .unwrap_or_else(|| default_label(path));
-    Ok(Run { label, document })
+    Ok(Run {
+        label,
+        source: path.display().to_string(),
+        document,
+    })
 }
 
 /// The label of a file without `--label`: its name without `.json`.
@@ -119,9 +125,9 @@ pub fn one_kind(runs: &[Run]) -> Result<Kind> {
     match runs.iter().find(|r| r.kind() != first.kind()) {
         None => Ok(first.kind()),
         Some(other) => Err(Error::MixedKinds {
-            first: first.label.clone(),
+            first: first.source.clone(),
             first_kind: first.kind().name(),
-            other: other.label.clone(),
+            other: other.source.clone(),
             other_kind: other.kind().name(),
         }),
     }

@@ -61,8 +61,11 @@ fn truncated_and_retyped_fixtures_never_panic() {
 fn mixed_or_empty_results_are_refused() {
     let e = plot(&[run("sqmr-a.json"), run("beffio-a.json")], Format::Svg).unwrap_err();
     assert!(
-        e.to_string()
-            .contains("sqmr-a is a sqmr result but beffio-a is a b_eff_io result"),
+        e.to_string().contains("sqmr-a.json is a sqmr result but "),
+        "{e}"
+    );
+    assert!(
+        e.to_string().contains("beffio-a.json is a b_eff_io result"),
         "{e}"
     );
     let e = plot(&[], Format::Svg).unwrap_err();
@@ -73,7 +76,8 @@ fn mixed_or_empty_results_are_refused() {
     }
     let e = plot(&[empty], Format::Png).unwrap_err();
     assert!(
-        e.to_string().contains("sqmr-a: no message size above 0"),
+        e.to_string()
+            .contains("sqmr-a.json: no message size above 0 with rates above 0"),
         "{e}"
     );
     let e = Format::from_path(Path::new("x.pdf")).unwrap_err();

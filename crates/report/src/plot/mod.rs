@@ -46,6 +46,14 @@ impl Format {
 /// The plot of `runs` (all of one kind) in `format`, as the bytes of the file.
 pub fn plot(runs: &[Run], format: Format) -> Result<Vec<u8>> {
     let kind = one_kind(runs)?;
+    for run in runs {
+        if let Some(what) = nothing_to_plot(&run.document) {
+            return Err(Error::Empty {
+                path: run.source.clone(),
+                what: what.into(),
+            });
+        }
+    }
     font::ensure()?;
     let size = match kind {
         Kind::Sqmr => sqmr::SIZE,
@@ -69,6 +77,28 @@ pub fn plot(runs: &[Run], format: Format) -> Result<Vec<u8>> {
                 root.present().map_err(draw_error)?;
             }
             png_file::encode(&pixels, size)
+        }
+    }
+}
+
+/// Why a document gives an empty plot, if it does.
+pub fn nothing_to_plot(document: &Document) -> Option<&'static str> {
+    match document {
+        Document::Sqmr(d) => {
+            let positive = |d: &crate::sqmr::Document| {
+                sqmr::points(d, |r| r.msgs_per_s).len() + sqmr::points(d, |r| r.mib_per_s).len()
+            };
+            (positive(d) == 0).then_some("no message size above 0 with rates above 0 to plot")
+        }
+        Document::BEffIo(d) if d.partitions.is_empty() => Some("no partition to plot"),
+        Document::BEffIo(d) => {
+            let measured = d.partitions.iter().any(|p| {
+                crate::beffio::Access::ALL
+                    .iter()
+                    .flat_map(|a| p.access.of(*a))
+                    .any(|p| p.u > 0 && p.bandwidth_mb_s > 0.0)
+            });
+            (!measured).then_some("no measured pattern with a bandwidth above 0 to plot")
         }
     }
 }

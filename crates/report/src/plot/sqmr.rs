@@ -9,7 +9,6 @@ use plotters::prelude::*;
 
 use super::draw_error;
 use super::style::{self, colour};
-use crate::error::Error;
 use crate::load::Result;
 use crate::sqmr::{Document, Rate};
 
@@ -32,14 +31,6 @@ pub fn draw<DB: DrawingBackend>(
     root: &DrawingArea<DB, Shift>,
     docs: &[(&str, &Document)],
 ) -> Result<()> {
-    for (label, doc) in docs {
-        if !doc.sizes.iter().any(|s| s.msgsize > 0) {
-            return Err(Error::Empty {
-                path: label.to_string(),
-                what: "no message size above 0 to plot".into(),
-            });
-        }
-    }
     let root = root
         .titled(TITLE, (super::font::FAMILY, style::TITLE))
         .map_err(draw_error)?;
