@@ -93,7 +93,12 @@ fn panel<DB: DrawingBackend>(
         .margin(10)
         .x_label_area_size(45)
         .y_label_area_size(70)
-        .build_cartesian_2d(-0.3f64..6.3f64, (y0..y1).log_scale())
+        .build_cartesian_2d(
+            -0.3f64..6.3f64,
+            (y0..y1)
+                .log_scale()
+                .with_key_points(style::log_ticks(y0, y1)),
+        )
         .map_err(draw_error)?;
     let axis = chunk_axis(mpart);
     chart

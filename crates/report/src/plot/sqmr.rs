@@ -112,7 +112,12 @@ fn panel<DB: DrawingBackend>(
         .margin(12)
         .x_label_area_size(50)
         .y_label_area_size(80)
-        .build_cartesian_2d((x0..x1).log_scale().base(2.0), (y0..y1).log_scale())
+        .build_cartesian_2d(
+            (x0..x1).log_scale().base(2.0),
+            (y0..y1)
+                .log_scale()
+                .with_key_points(style::log_ticks(y0, y1)),
+        )
         .map_err(draw_error)?;
     chart
         .configure_mesh()
@@ -121,7 +126,6 @@ fn panel<DB: DrawingBackend>(
         .axis_desc_style((font, style::LABEL))
         .label_style((font, style::TICK))
         .x_labels(12)
-        .y_labels(8)
         .x_label_formatter(&|v| style::bytes(*v))
         .y_label_formatter(&|v| style::si(*v))
         .max_light_lines(0)

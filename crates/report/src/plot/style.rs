@@ -77,6 +77,28 @@ pub fn log_range(values: impl IntoIterator<Item = f64>) -> Option<(f64, f64)> {
     (lo <= hi).then(|| (lo / 1.5, hi * 1.5))
 }
 
+/// Ticks of a log axis from `lo` to `hi`: 1, 2 and 5 times the powers of ten in range,
+/// only the powers when that would give more than 12.
+pub fn log_ticks(lo: f64, hi: f64) -> Vec<f64> {
+    if !(lo > 0.0 && hi > lo && hi.is_finite()) {
+        return Vec::new();
+    }
+    let first = lo.log10().floor() as i32;
+    let last = hi.log10().ceil() as i32;
+    let within = |steps: &[f64]| -> Vec<f64> {
+        (first..=last)
+            .flat_map(|e| steps.iter().map(move |m| m * 10f64.powi(e)))
+            .filter(|v| *v >= lo && *v <= hi)
+            .collect()
+    };
+    let fine = within(&[1.0, 2.0, 5.0]);
+    if fine.len() <= 12 {
+        fine
+    } else {
+        within(&[1.0])
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -94,5 +116,11 @@ mod tests {
         assert_eq!(si(250.0), "250");
         assert_eq!(log_range([0.0, 2.0, 8.0]), Some((2.0 / 1.5, 12.0)));
         assert_eq!(log_range([0.0]), None);
+        assert_eq!(
+            log_ticks(60.0, 3000.0),
+            vec![100.0, 200.0, 500.0, 1000.0, 2000.0]
+        );
+        assert_eq!(log_ticks(0.5, 2e9).len(), 10);
+        assert!(log_ticks(0.0, 1.0).is_empty());
     }
 }
