@@ -1,0 +1,97 @@
+//! Scale runs on a local Slurm of 16 nodes (not part of `make test`: ignored; run by
+//! `scripts/bench-slurm-scale.sh`): sqmr placed by the place crate, MPICH at 128 ranks
+//! (64 cores × 1 neighbour) and Open MPI at 32 ranks (16 × 1), small sizes. Appends one
+//! line per run to `bench/out/slurm-scale.txt` with the command and its wall time.
+
+use std::io::Write;
+use std::time::Duration;
+
+use place::{Command, Launcher, Layout, Mpi, Request, Shape};
+use slurmtest::{sibling_binary, Cluster, Config, Flavour, StartError};
+
+#[test]
+#[ignore = "scale run: scripts/bench-slurm-scale.sh"]
+fn sqmr_on_sixteen_nodes() {
+    let (mpi, num_cores, name) = match Flavour::from_env() {
+        Flavour::Mpich => (Mpi::Mpich, 64, "MPICH 4.0.2"),
+        Flavour::OpenMpi => (Mpi::OpenMpi, 16, "Open MPI 4.1.4"),
+    };
+    let mut config = Config::nodes(16);
+    config.cpus_per_node = 64;
+    let cluster = match Cluster::start_with(&config) {
+        Ok(c) => c,
+        Err(StartError::Unavailable(why)) => {
+            slurmtest::skip(&why);
+            return;
+        }
+        Err(e) => panic!("{e}"),
+    };
+    let started = std::time::Instant::now();
+    let layout = Layout::plan(&Request {
+        shape: Shape {
+            num_cores,
+            num_nbors: 1,
+        },
+        core_node: "n1".to_string(),
+        nodes: cluster.nodes().to_vec(),
+        slots_per_node: Some(config.cpus_per_node),
+    })
+    .unwrap();
+    let hostfile = cluster.dir().join("hosts.txt");
+    let sqmr = sibling_binary("sqmr");
+    let extra: Vec<String> = ["--num_iters", "20", "--max_msgsize", "8", "--win_size", "1"]
+        .map(String::from)
+        .to_vec();
+    let command = Command::new(
+        &layout,
+        Launcher::Srun,
+        Some(mpi),
+        hostfile.to_str().unwrap(),
+        sqmr.to_str().unwrap(),
+        &extra,
+    )
+    .unwrap();
+    std::fs::write(&hostfile, &command.file.contents).unwrap();
+    let argv: Vec<&str> = command.argv.iter().map(String::as_str).collect();
+    let env: Vec<(&str, &str)> = command
+        .env
+        .iter()
+        .map(|(k, v)| (k.as_str(), v.as_str()))
+        .collect();
+    let cluster_up = started.elapsed();
+    let job = cluster.run(Duration::from_secs(420), &argv, &env);
+    assert!(job.success(), "{job:#?}");
+    assert!(
+        !job.stdout.contains("# WARNING placement"),
+        "{}",
+        job.stdout
+    );
+    let rows = job
+        .stdout
+        .lines()
+        .filter(|l| !l.starts_with('#') && !l.is_empty())
+        .count();
+    assert_eq!(rows, 5, "{}", job.stdout);
+    let line =
+        format!(
+        "{name}: {} ranks on 16 nodes ({}), wall {:.1} s (cluster up in {:.1} s, {} build): {}\n",
+        layout.ranks(),
+        layout.summary(),
+        job.elapsed.as_secs_f64(),
+        cluster_up.as_secs_f64(),
+        if cfg!(debug_assertions) { "debug" } else { "release" },
+        command
+            .shell_line()
+            .replace(cluster.dir().to_str().unwrap(), "$DIR")
+    );
+    eprint!("{line}");
+    let out = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../bench/out");
+    std::fs::create_dir_all(&out).unwrap();
+    std::fs::OpenOptions::new()
+        .create(true)
+        .append(true)
+        .open(out.join("slurm-scale.txt"))
+        .unwrap()
+        .write_all(line.as_bytes())
+        .unwrap();
+}

@@ -1,0 +1,22 @@
+#!/usr/bin/env bash
+# Scale runs of sqmr under srun on a local Slurm of 16 nodes (crates/slurmtest, as root):
+# MPICH at 128 ranks (64 cores x 1 neighbour), Open MPI at 32 ranks (16 x 1), placed by the
+# place crate, small sizes. Wall times go to bench/out/slurm-scale.txt (one line per run,
+# with the command). Not part of `make test`.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+scripts/install-deps.sh
+out=bench/out/slurm-scale.txt
+mkdir -p bench/out
+echo "# $(date -u +%FT%TZ) $(nproc) cores, $(uname -r); scripts/bench-slurm-scale.sh" >> "$out"
+profile=${PROFILE:-release}
+flag=(); [ "$profile" = release ] && flag=(--release)
+run() { # flavour target-dir [env...]
+  local flavour=$1 dir=$2; shift 2
+  env "$@" CARGO_TARGET_DIR="$dir" cargo build "${flag[@]}" -p sqmr
+  env "$@" CARGO_TARGET_DIR="$dir" XYLEM_MPI="$flavour" \
+    cargo test "${flag[@]}" -p slurmtest --test scale -- --ignored --nocapture
+}
+run mpich "${MPICH_TARGET:-target/mpich}" MPICC=mpicc.mpich
+run openmpi "${OPENMPI_TARGET:-target}"
+tail -n 3 "$out"
