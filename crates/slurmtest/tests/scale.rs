@@ -18,6 +18,7 @@ fn sqmr_on_sixteen_nodes() {
     };
     let mut config = Config::nodes(16);
     config.cpus_per_node = 64;
+    let started = std::time::Instant::now();
     let cluster = match Cluster::start_with(&config) {
         Ok(c) => c,
         Err(StartError::Unavailable(why)) => {
@@ -26,7 +27,6 @@ fn sqmr_on_sixteen_nodes() {
         }
         Err(e) => panic!("{e}"),
     };
-    let started = std::time::Instant::now();
     let layout = Layout::plan(&Request {
         shape: Shape {
             num_cores,
