@@ -37,6 +37,7 @@ test-mpich: deps
 ## Benchmarks of the benchmarks (results in bench/out/, summary in BENCHMARKS.md).
 bench: build build-mpich
 	@scripts/bench-sqmr.sh
+	@scripts/bench-sqmr-instructions.sh
 	@scripts/bench-beffio.sh
 
 ## Binaries, man pages and shell completions under $(PREFIX) (DESTDIR=... for a staged install).

@@ -11,7 +11,7 @@ packages=(
   mpich libmpich-dev
   libclang-dev clang pkg-config
   iproute2 iputils-ping procps util-linux
-  python3 time bc
+  python3 time bc valgrind
   slurm-wlm slurmctld slurmd slurm-client
 )
 

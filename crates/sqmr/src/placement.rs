@@ -67,7 +67,7 @@ impl Placement {
         if !lines.is_empty() {
             lines.push(
                 "# WARNING placement: put ranks 0..num_cores-1 on one node and the others \
-                 elsewhere (see the README, or xylem's placement recipes)"
+                 elsewhere; `xylem place sqmr` prints a command line that does"
                     .to_string(),
             );
         }
