@@ -280,7 +280,9 @@ fn sigterm_removes_the_files_and_fails() {
     }
     std::thread::sleep(Duration::from_millis(1500));
     assert!(!entries(&dir).is_empty(), "the run never started");
-    let pattern = format!("{} .*{}", env!("CARGO_BIN_EXE_b_eff_io"), dir.display());
+    // Only the ranks: their command lines start with the program (the launcher's and
+    // `timeout`'s mention it too, further on).
+    let pattern = format!("^{} .*{}", env!("CARGO_BIN_EXE_b_eff_io"), dir.display());
     let signalled = Command::new("pkill")
         .args(["-TERM", "-f", &pattern])
         .status()
