@@ -4,9 +4,7 @@
 //! collective step, so that all of them report through rank 0 (or the first failing rank)
 //! and leave together with the same exit code.
 
-use std::fs::{File, OpenOptions};
-use std::io::{ErrorKind, Write};
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 
 use mpi::collective::SystemOperation;
 use mpi::topology::{Communicator, SimpleCommunicator};
@@ -19,8 +17,9 @@ use crate::exec::run::{Checked, Runner};
 use crate::options::{Options, USAGE};
 use crate::placement::Placement;
 use crate::rates::{messages, rates, Times};
-use crate::report::csv::CsvFile;
+use crate::report::csv;
 use crate::report::json::{Document, Environment, SizeResult, Validation};
+use crate::report::output::OutputFile;
 use crate::report::text;
 use crate::schedule;
 use crate::topology::Topology;
@@ -116,7 +115,8 @@ pub fn run(
                     core_elapsed_s: elapsed,
                     rates: row_rates,
                 });
-                write_json(&mut json, doc).and_then(|()| write_csv(&mut csv, doc))
+                write_output(&mut json, || doc.to_json())
+                    .and_then(|()| write_output(&mut csv, || csv::render(&doc.sizes)))
             }
             _ => Ok(()),
         };
@@ -134,7 +134,8 @@ pub fn run(
                     v.messages_checked, v.corrupted
                 );
             }
-            write_json(&mut json, doc)
+            // The CSV rows are all written; only the JSON changes at the end.
+            write_output(&mut json, || doc.to_json())
         }
         None => Ok(()),
     };
@@ -218,92 +219,44 @@ fn validation_verdict(world: &SimpleCommunicator, config: &Config, checked: Chec
 
 /// Creates the `--json` and `--csv` files (rank 0); if the second cannot be created the
 /// first is removed again, so a refused run leaves nothing behind.
-fn create_outputs(options: &Options) -> Result<(Option<JsonFile>, Option<CsvFile>), Failure> {
-    let json = options.json.as_deref().map(JsonFile::create).transpose()?;
-    let csv = options.csv.as_deref().map(CsvFile::create).transpose();
-    match csv {
+fn create_outputs(options: &Options) -> Result<(Option<OutputFile>, Option<OutputFile>), Failure> {
+    let create = |option, path: &Option<PathBuf>| {
+        path.as_deref()
+            .map(|p| OutputFile::create(option, p))
+            .transpose()
+            .map_err(|message| Failure::new(EXIT_USAGE, message))
+    };
+    let json = create("--json", &options.json)?;
+    match create("--csv", &options.csv) {
         Ok(csv) => Ok((json, csv)),
-        Err(message) => {
+        Err(failure) => {
             if let Some(j) = &json {
-                let _ = std::fs::remove_file(&j.path);
+                j.remove();
             }
-            Err(Failure::new(EXIT_USAGE, message))
+            Err(failure)
         }
     }
 }
 
-/// Writes the CSV rows of `doc` when there is a CSV file; on failure removes the file and
-/// says why.
-fn write_csv(csv: &mut Option<CsvFile>, doc: &Document) -> Result<(), Failure> {
-    let Some(file) = csv.as_ref() else {
+/// Writes `text()` to `file` when there is one; on failure removes the file (it is ours)
+/// and says why.
+fn write_output(
+    file: &mut Option<OutputFile>,
+    text: impl FnOnce() -> String,
+) -> Result<(), Failure> {
+    let Some(out) = file.as_ref() else {
         return Ok(());
     };
-    let Err(e) = file.write(&doc.sizes) else {
+    let Err(e) = out.write(&text()) else {
         return Ok(());
     };
-    let _ = std::fs::remove_file(&file.path);
-    let path = file.path.display().to_string();
-    *csv = None;
-    Err(Failure::new(
-        EXIT_FAILURE,
-        format!(
-            "ERROR --csv {path}: cannot write the rows: {e} (the table on standard output \
-             is complete up to here)"
-        ),
-    ))
-}
-
-/// The `--json` file: created new before the run, rewritten after every size.
-struct JsonFile {
-    path: PathBuf,
-}
-
-impl JsonFile {
-    fn create(path: &Path) -> Result<JsonFile, Failure> {
-        let opened = OpenOptions::new().write(true).create_new(true).open(path);
-        match opened {
-            Ok(_) => Ok(JsonFile {
-                path: path.to_path_buf(),
-            }),
-            Err(e) if e.kind() == ErrorKind::AlreadyExists => Err(Failure::new(
-                EXIT_USAGE,
-                format!(
-                    "ERROR --json {}: the file exists; sqmr never overwrites a file, so remove \
-                     it or choose another path",
-                    path.display()
-                ),
-            )),
-            Err(e) => Err(Failure::new(
-                EXIT_USAGE,
-                format!("ERROR --json {}: cannot create it: {e}", path.display()),
-            )),
-        }
-    }
-
-    fn write(&self, doc: &Document) -> std::io::Result<()> {
-        let mut file = File::create(&self.path)?;
-        file.write_all(doc.to_json().as_bytes())?;
-        file.sync_data()
-    }
-}
-
-/// Writes `doc` when there is a JSON file; on failure removes the file (it is ours) and
-/// says why.
-fn write_json(json: &mut Option<JsonFile>, doc: &Document) -> Result<(), Failure> {
-    let Some(file) = json.as_ref() else {
-        return Ok(());
-    };
-    let Err(e) = file.write(doc) else {
-        return Ok(());
-    };
-    let _ = std::fs::remove_file(&file.path);
-    let path = file.path.display().to_string();
-    *json = None;
-    Err(Failure::new(
-        EXIT_FAILURE,
-        format!(
-            "ERROR --json {path}: cannot write the results: {e} (the table on standard output \
-             is complete up to here)"
-        ),
-    ))
+    out.remove();
+    let message = format!(
+        "ERROR {} {}: cannot write the results: {e} (the table on standard output is \
+         complete up to here)",
+        out.option(),
+        out.path().display()
+    );
+    *file = None;
+    Err(Failure::new(EXIT_FAILURE, message))
 }

@@ -84,9 +84,17 @@ fn json_agrees_with_the_text() {
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("run.json");
     let path_text = path.to_str().unwrap();
+    let csv_path = dir.path().join("run.csv");
     let job = sqmr(
         3,
-        &args(&["--num_cores=1", "--num_nbors=2", "--json", path_text]),
+        &args(&[
+            "--num_cores=1",
+            "--num_nbors=2",
+            "--json",
+            path_text,
+            "--csv",
+            csv_path.to_str().unwrap(),
+        ]),
     );
     assert!(job.success(), "{job:#?}");
     let table = parse(&job.stdout);
@@ -115,6 +123,21 @@ fn json_agrees_with_the_text() {
         );
         let msgs = size["messages"].as_f64().unwrap();
         assert_eq!(msgs, (4 * 2 * 2) as f64 * row.iters as f64);
+    }
+    // The CSV: a header, then one row per size, agreeing with the table.
+    let csv = std::fs::read_to_string(&csv_path).unwrap();
+    let mut lines = csv.lines();
+    assert!(lines.next().unwrap().starts_with("msgsize,iters,"), "{csv}");
+    let rows: Vec<Vec<f64>> = lines
+        .map(|l| l.split(',').map(|f| f.parse().unwrap()).collect())
+        .collect();
+    assert_eq!(rows.len(), table.rows.len(), "{csv}");
+    for (row, text) in rows.iter().zip(&table.rows) {
+        assert_eq!((row[0], row[1]), (text.msgsize as f64, text.iters as f64));
+        assert!(
+            (row[3] - text.rates[0].0).abs() <= 0.005 + row[3] * 1e-9,
+            "{row:?}"
+        );
     }
     // JSON never goes to standard output.
     assert!(!job.stdout.contains('{'));

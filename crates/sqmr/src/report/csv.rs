@@ -5,10 +5,6 @@
 //! run (an existing file is an error, never overwritten) and rewrites it after each size,
 //! like the JSON document, so a run that dies midway leaves the sizes it finished.
 
-use std::fs::{File, OpenOptions};
-use std::io::{ErrorKind, Write};
-use std::path::{Path, PathBuf};
-
 use super::json::SizeResult;
 
 /// The header row.
@@ -60,40 +56,6 @@ fn finite(v: f64) -> String {
     }
 }
 
-/// The `--csv` file of a run.
-#[derive(Debug)]
-pub struct CsvFile {
-    /// Where it is.
-    pub path: PathBuf,
-}
-
-impl CsvFile {
-    /// Creates the file, which must not exist yet; the error is the message to print.
-    pub fn create(path: &Path) -> Result<CsvFile, String> {
-        match OpenOptions::new().write(true).create_new(true).open(path) {
-            Ok(_) => Ok(CsvFile {
-                path: path.to_path_buf(),
-            }),
-            Err(e) if e.kind() == ErrorKind::AlreadyExists => Err(format!(
-                "ERROR --csv {}: the file exists; sqmr never overwrites a file, so remove it \
-                 or choose another path",
-                path.display()
-            )),
-            Err(e) => Err(format!(
-                "ERROR --csv {}: cannot create it: {e}",
-                path.display()
-            )),
-        }
-    }
-
-    /// Writes the rows of `sizes` (the whole file, again).
-    pub fn write(&self, sizes: &[SizeResult]) -> std::io::Result<()> {
-        let mut file = File::create(&self.path)?;
-        file.write_all(render(sizes).as_bytes())?;
-        file.sync_data()
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -126,23 +88,5 @@ mod tests {
         assert_eq!(row[6], 512.0 * 8.0 / 1_048_576.0);
         assert_eq!(row[7], 256.0);
         assert_eq!((row[9], row[10]), (0.25, 0.5));
-    }
-
-    #[test]
-    fn the_file_is_new_or_refused() {
-        let dir = tempfile::tempdir().unwrap();
-        let path = dir.path().join("r.csv");
-        let file = CsvFile::create(&path).unwrap();
-        file.write(&[size(4, vec![1.0])]).unwrap();
-        let text = std::fs::read_to_string(&path).unwrap();
-        assert!(
-            text.starts_with(HEADER) && text.lines().count() == 2,
-            "{text}"
-        );
-        let e = CsvFile::create(&path).unwrap_err();
-        assert!(e.contains("--csv") && e.contains("exists"), "{e}");
-        assert_eq!(std::fs::read_to_string(&path).unwrap(), text);
-        let e = CsvFile::create(&dir.path().join("no/such/dir.csv")).unwrap_err();
-        assert!(e.contains("cannot create"), "{e}");
     }
 }
