@@ -1,6 +1,6 @@
 //! The b_eff_io figures (spec §5): the paper's U-weighted mean and the 2.1 formula.
 
-use crate::results::{AccessResult, PartitionResult};
+use crate::results::{AccessResult, PartitionResult, PatternResult};
 use crate::schedule::Access;
 
 /// The paper's figure for one access method: `Σ U·bw / Σ U` over its patterns (MB/s).
@@ -18,18 +18,14 @@ pub fn weighted_mean(access: &AccessResult) -> f64 {
     }
 }
 
-/// The U-weighted mean over the patterns of one type in one access method (MB/s).
-pub fn weighted_mean_of_type(access: &AccessResult, ptype: usize) -> f64 {
-    let (sum, units) = access
-        .patterns
-        .iter()
-        .filter(|p| p.pattern.ptype.index() == ptype)
-        .fold((0.0, 0u32), |(s, u), p| {
-            (
-                s + f64::from(p.pattern.u) * p.bandwidth_mb_s(),
-                u + p.pattern.u,
-            )
-        });
+/// The U-weighted mean bandwidth of `patterns` (MB/s); 0 when their U sum to 0.
+fn u_weighted_mean<'a>(patterns: impl Iterator<Item = &'a PatternResult>) -> f64 {
+    let (sum, units) = patterns.fold((0.0, 0u32), |(s, u), p| {
+        (
+            s + f64::from(p.pattern.u) * p.bandwidth_mb_s(),
+            u + p.pattern.u,
+        )
+    });
     if units == 0 {
         0.0
     } else {
@@ -37,23 +33,19 @@ pub fn weighted_mean_of_type(access: &AccessResult, ptype: usize) -> f64 {
     }
 }
 
+/// The U-weighted mean over the patterns of one type in one access method (MB/s).
+pub fn weighted_mean_of_type(access: &AccessResult, ptype: usize) -> f64 {
+    u_weighted_mean(
+        access
+            .patterns
+            .iter()
+            .filter(|p| p.pattern.ptype.index() == ptype),
+    )
+}
+
 /// **b_eff_io (paper)** of a partition: the U-weighted mean over all three access methods.
 pub fn b_eff_io_paper(partition: &PartitionResult) -> f64 {
-    let (sum, units) = partition
-        .access
-        .iter()
-        .flat_map(|a| a.patterns.iter())
-        .fold((0.0, 0u32), |(s, u), p| {
-            (
-                s + f64::from(p.pattern.u) * p.bandwidth_mb_s(),
-                u + p.pattern.u,
-            )
-        });
-    if units == 0 {
-        0.0
-    } else {
-        sum / f64::from(units)
-    }
+    u_weighted_mean(partition.access.iter().flat_map(|a| a.patterns.iter()))
 }
 
 /// The 2.1 mean of one access method: `(2·type0 + type1 + type2 + type3 + type4) / 6`
