@@ -5,17 +5,7 @@ use crate::schedule::Access;
 
 /// The paper's figure for one access method: `Σ U·bw / Σ U` over its patterns (MB/s).
 pub fn weighted_mean(access: &AccessResult) -> f64 {
-    let (sum, units) = access.patterns.iter().fold((0.0, 0u32), |(s, u), p| {
-        (
-            s + f64::from(p.pattern.u) * p.bandwidth_mb_s(),
-            u + p.pattern.u,
-        )
-    });
-    if units == 0 {
-        0.0
-    } else {
-        sum / f64::from(units)
-    }
+    u_weighted_mean(access.patterns.iter())
 }
 
 /// The U-weighted mean bandwidth of `patterns` (MB/s); 0 when their U sum to 0.

@@ -28,15 +28,6 @@ fn run(n: usize, args: &[&str]) -> (Output, f64) {
     (out, start.elapsed().as_secs_f64())
 }
 
-fn entries(dir: &Path) -> Vec<String> {
-    let mut v: Vec<String> = std::fs::read_dir(dir)
-        .unwrap()
-        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
-        .collect();
-    v.sort();
-    v
-}
-
 fn check_run(n: usize) {
     let _lock = mpitest::JobLock::acquire();
     let dir = scratch(&format!("ok{n}"));
@@ -68,7 +59,7 @@ fn check_run(n: usize) {
     );
     // The run directory is gone; the user's file is untouched; only the asked-for outputs exist.
     assert_eq!(
-        entries(&dir),
+        mpitest::dir_entries(&dir),
         ["out.json", "precious", "sum.prot", "sum.sum"]
     );
     assert_eq!(std::fs::read(dir.join("precious")).unwrap(), b"keep me");
@@ -169,7 +160,11 @@ fn missing_path_stops_every_rank_with_the_path_named() {
         stderr.contains(missing.to_str().unwrap()) && stderr.contains("ENOENT"),
         "{stderr}"
     );
-    assert!(entries(&dir).is_empty(), "left behind: {:?}", entries(&dir));
+    assert!(
+        mpitest::dir_entries(&dir).is_empty(),
+        "left behind: {:?}",
+        mpitest::dir_entries(&dir)
+    );
     std::fs::remove_dir_all(&dir).unwrap();
 }
 
@@ -224,7 +219,7 @@ fn full_disk_stops_cleanly_and_leaves_nothing() {
         ],
     );
     let stderr = String::from_utf8_lossy(&out.stderr);
-    let left = entries(&dir);
+    let left = mpitest::dir_entries(&dir);
     umount(&dir);
     assert!(!out.status.success(), "{stderr}");
     assert!(stderr.contains(dir.to_str().unwrap()), "{stderr}");
@@ -275,11 +270,14 @@ fn sigterm_removes_the_files_and_fails() {
     .unwrap();
     // Wait until the run directory has files in it.
     let start = Instant::now();
-    while entries(&dir).is_empty() && start.elapsed() < Duration::from_secs(30) {
+    while mpitest::dir_entries(&dir).is_empty() && start.elapsed() < Duration::from_secs(30) {
         std::thread::sleep(Duration::from_millis(100));
     }
     std::thread::sleep(Duration::from_millis(1500));
-    assert!(!entries(&dir).is_empty(), "the run never started");
+    assert!(
+        !mpitest::dir_entries(&dir).is_empty(),
+        "the run never started"
+    );
     // Only the ranks: their command lines start with the program (the launcher's and
     // `timeout`'s mention it too, further on).
     let pattern = format!("^{} .*{}", env!("CARGO_BIN_EXE_b_eff_io"), dir.display());
@@ -292,13 +290,17 @@ fn sigterm_removes_the_files_and_fails() {
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(!out.status.success(), "{stderr}");
     std::thread::sleep(Duration::from_millis(500));
-    let left: Vec<String> = entries(&dir)
+    let left: Vec<String> = mpitest::dir_entries(&dir)
         .iter()
         .flat_map(|e| {
             let inner = dir.join(e);
             let mut all = vec![e.clone()];
             if inner.is_dir() {
-                all.extend(entries(&inner).into_iter().map(|i| format!("{e}/{i}")));
+                all.extend(
+                    mpitest::dir_entries(&inner)
+                        .into_iter()
+                        .map(|i| format!("{e}/{i}")),
+                );
             }
             all
         })

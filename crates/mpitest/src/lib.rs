@@ -154,3 +154,13 @@ impl Drop for JobLock {
         let _ = self.0.unlock();
     }
 }
+
+/// The names in `dir`, sorted: what a test checks a run left behind.
+pub fn dir_entries(dir: &Path) -> Vec<String> {
+    let mut names: Vec<String> = std::fs::read_dir(dir)
+        .unwrap_or_else(|e| panic!("cannot list {}: {e}", dir.display()))
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    names.sort();
+    names
+}

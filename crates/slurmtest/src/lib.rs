@@ -501,6 +501,31 @@ impl Cluster {
         mpitest::run(command, Path::new(argv.first().copied().unwrap_or("srun")))
     }
 
+    /// The `srun` command that the `place` crate gives for `layout` with `program args`
+    /// (what `xylem place … --launcher srun` prints), its host file written into the
+    /// cluster's directory; its `argv` and `env` are ready for [`Cluster::run`].
+    pub fn placed_srun(
+        &self,
+        layout: &place::Layout,
+        mpi: place::Mpi,
+        program: &Path,
+        args: &[String],
+    ) -> place::Command {
+        let hostfile = self.dir.path().join("hosts.txt");
+        let command = place::Command::new(
+            layout,
+            place::Launcher::Srun,
+            Some(mpi),
+            hostfile.to_str().expect("a UTF-8 temporary path"),
+            program.to_str().expect("a UTF-8 program path"),
+            args,
+        )
+        .expect("the layout and launcher fit");
+        fs::write(&hostfile, &command.file.contents)
+            .unwrap_or_else(|e| panic!("cannot write {}: {e}", hostfile.display()));
+        command
+    }
+
     /// The tail of a daemon's log (`slurmctld` or `slurmd-n1`, …), for failure messages.
     pub fn log_tail(&self, name: &str, lines: usize) -> String {
         let text =

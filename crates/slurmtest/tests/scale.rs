@@ -6,7 +6,7 @@
 use std::io::Write;
 use std::time::Duration;
 
-use place::{Command, Launcher, Layout, Mpi, Request, Shape};
+use place::{Layout, Mpi, Request, Shape};
 use slurmtest::{sibling_binary, Cluster, Config, Flavour, StartError};
 
 #[test]
@@ -37,21 +37,10 @@ fn sqmr_on_sixteen_nodes() {
         slots_per_node: Some(config.cpus_per_node),
     })
     .unwrap();
-    let hostfile = cluster.dir().join("hosts.txt");
-    let sqmr = sibling_binary("sqmr");
     let extra: Vec<String> = ["--num_iters", "20", "--max_msgsize", "8", "--win_size", "1"]
         .map(String::from)
         .to_vec();
-    let command = Command::new(
-        &layout,
-        Launcher::Srun,
-        Some(mpi),
-        hostfile.to_str().unwrap(),
-        sqmr.to_str().unwrap(),
-        &extra,
-    )
-    .unwrap();
-    std::fs::write(&hostfile, &command.file.contents).unwrap();
+    let command = cluster.placed_srun(&layout, mpi, &sibling_binary("sqmr"), &extra);
     let argv: Vec<&str> = command.argv.iter().map(String::as_str).collect();
     let env: Vec<(&str, &str)> = command
         .env

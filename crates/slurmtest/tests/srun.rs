@@ -2,10 +2,9 @@
 //! names (the binaries beside this test were built against it): sqmr placed across
 //! nodes, b_eff_io over two partitions, and the silent-singleton stop.
 
-use std::path::Path;
 use std::time::Duration;
 
-use place::{Command, Launcher, Layout, Mpi, Request, Shape};
+use place::{Layout, Mpi, Request, Shape};
 use slurmtest::{cluster_or_skip, sibling_binary, Cluster, Flavour, Job};
 
 /// Every srun of these tests ends within this.
@@ -149,19 +148,8 @@ fn placed_sqmr(cluster: &Cluster, num_cores: usize, num_nbors: usize) -> (Job, V
         slots_per_node: Some(16),
     })
     .expect("the layout fits the cluster");
-    let hostfile = cluster.dir().join("hosts.txt");
-    let sqmr = sibling_binary("sqmr");
     let extra: Vec<String> = SHORT.iter().map(|s| s.to_string()).collect();
-    let command = Command::new(
-        &layout,
-        Launcher::Srun,
-        Some(mpi()),
-        hostfile.to_str().unwrap(),
-        sqmr.to_str().unwrap(),
-        &extra,
-    )
-    .unwrap();
-    std::fs::write(&hostfile, &command.file.contents).unwrap();
+    let command = cluster.placed_srun(&layout, mpi(), &sibling_binary("sqmr"), &extra);
     let argv: Vec<&str> = command.argv.iter().map(String::as_str).collect();
     let env: Vec<(&str, &str)> = command
         .env
@@ -190,16 +178,6 @@ fn sqmr_placed_over_three_nodes_spreads_each_cores_neighbours() {
     // Core 0's neighbours (ranks 2, 3) and core 1's (4, 5) each on n2 and n3.
     assert_eq!(hosts, ["n1", "n1", "n2", "n3", "n2", "n3"]);
     assert_placed_run(&job, &hosts, 2, 2);
-}
-
-/// The directory's entries, sorted.
-fn entries(dir: &Path) -> Vec<String> {
-    let mut v: Vec<String> = std::fs::read_dir(dir)
-        .unwrap()
-        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
-        .collect();
-    v.sort();
-    v
 }
 
 #[test]
@@ -236,7 +214,11 @@ fn b_eff_io_on_two_nodes_four_tasks_two_partitions_and_cleans_up() {
     );
     assert!(job.success(), "{job:#?}");
     assert!(job.stdout.contains("b_eff_io = "), "{}", job.stdout);
-    assert_eq!(entries(&dir), Vec::<String>::new(), "files left behind");
+    assert_eq!(
+        mpitest::dir_entries(&dir),
+        Vec::<String>::new(),
+        "files left behind"
+    );
     let doc: serde_json::Value =
         serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
     assert_eq!(doc["processes"], 4, "{doc}");
