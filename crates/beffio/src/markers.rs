@@ -46,6 +46,30 @@ pub fn stamp(buf: &mut [u64], chunk_words: usize, id: ChunkId) {
     }
 }
 
+/// A write buffer of `words` words filled with a fixed pseudo-random sequence
+/// (xorshift64*). Every page is written before any timing starts: a buffer that was only
+/// allocated maps the kernel's shared zero page, and copying from it into the page cache
+/// ran at a fifth of the speed of a written buffer here (276 against 1823 MB/s for 8 MiB
+/// `pwrite`s). And the data are not zeros, which some storage compresses or never writes.
+pub fn write_buffer(words: usize) -> Vec<u64> {
+    let mut x: u64 = 0x9e37_79b9_7f4a_7c15;
+    (0..words)
+        .map(|_| {
+            x ^= x >> 12;
+            x ^= x << 25;
+            x ^= x >> 27;
+            x.wrapping_mul(0x2545_f491_4f6c_dd1d)
+        })
+        .collect()
+}
+
+/// A read buffer of `words` words with every page written (see [`write_buffer`]).
+pub fn read_buffer(words: usize) -> Vec<u64> {
+    let mut buf = Vec::with_capacity(words);
+    buf.resize(words, u64::MAX);
+    buf
+}
+
 /// One chunk whose markers were wrong.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct DataError {
@@ -127,6 +151,18 @@ mod tests {
         let mut details = Vec::new();
         assert_eq!(check(&buf, 129, id(Access::Read, 40), &mut details), 0);
         assert!(details.is_empty());
+    }
+
+    #[test]
+    fn buffers_hold_data_on_every_page() {
+        let w = write_buffer(1 << 16);
+        assert_eq!(w.len(), 1 << 16);
+        // Every page (512 words) holds non-zero data, and no two words repeat nearby.
+        assert!(w.chunks(512).all(|page| page.iter().all(|&x| x != 0)));
+        assert!(w.windows(2).all(|p| p[0] != p[1]));
+        assert_eq!(write_buffer(4), write_buffer(4)[..]);
+        let r = read_buffer(1000);
+        assert!(r.len() == 1000 && r.iter().all(|&x| x == u64::MAX));
     }
 
     #[test]

@@ -71,6 +71,11 @@ pub struct Options {
     #[arg(long)]
     pub check_every_call: bool,
 
+    /// For the tests: after rewrite, overwrite the first marker of rank 0's separate file on
+    /// disk, so read must find one data error and the run must fail.
+    #[arg(long, hide = true)]
+    pub test_corrupt_file: bool,
+
     /// Use only these networks: NETWORK[:QUALIFIER],... (names like ib or eth,
     /// interfaces like eth0 or mlx5_0:1, CIDRs), resolved on each host before MPI starts.
     #[arg(long, value_name = "LIST", conflicts_with = "disable")]

@@ -28,28 +28,29 @@ fn run(n: usize, args: &[&str]) -> (Output, f64) {
     (out, start.elapsed().as_secs_f64())
 }
 
-fn check_run(n: usize) {
+/// Runs `b_eff_io -T 3` on `n` ranks with `extra` options and checks everything a run
+/// must deliver; returns the JSON document and stdout.
+fn check_run(n: usize, extra: &[&str]) -> (serde_json::Value, String) {
     let _lock = mpitest::JobLock::acquire();
-    let dir = scratch(&format!("ok{n}"));
+    let dir = scratch(&format!("ok{n}{}", extra.join("").replace('-', "")));
     std::fs::write(dir.join("precious"), b"keep me").unwrap();
     let json = dir.join("out.json");
     let prefix = dir.join("sum").display().to_string();
     let t = 3.0;
-    let (out, wall) = run(
-        n,
-        &[
-            "-T",
-            "3",
-            "-p",
-            dir.to_str().unwrap(),
-            "--memory-per-process",
-            "256M",
-            "--json",
-            json.to_str().unwrap(),
-            "--prefix",
-            &prefix,
-        ],
-    );
+    let mut args = vec![
+        "-T",
+        "3",
+        "-p",
+        dir.to_str().unwrap(),
+        "--memory-per-process",
+        "256M",
+        "--json",
+        json.to_str().unwrap(),
+        "--prefix",
+        &prefix,
+    ];
+    args.extend_from_slice(extra);
+    let (out, wall) = run(n, &args);
     let stdout = String::from_utf8_lossy(&out.stdout);
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(
@@ -110,8 +111,12 @@ fn check_run(n: usize) {
         doc["b_eff_io_mb_s"].as_f64().unwrap()
     );
     assert!(stdout.contains(&headline), "{headline} not in\n{stdout}");
-    assert!(stdout.contains("NOT VALID (scheduled time T = 3 s is below 600 s)"));
+    assert!(stdout.contains("NOT VALID (scheduled time T = 3 s is below 600 s"));
     assert_eq!(doc["valid"], false);
+    assert_eq!(
+        doc["invalid_reasons"][0],
+        "scheduled time T = 3 s is below 600 s"
+    );
     // Protocol: header + 3·43 lines per partition.
     let prot = std::fs::read_to_string(dir.join("sum.prot")).unwrap();
     assert_eq!(prot.lines().count(), 1 + 3 * 43 * expected_parts);
@@ -121,21 +126,65 @@ fn check_run(n: usize) {
         "took {wall} s for {scheduled} s"
     );
     std::fs::remove_dir_all(&dir).unwrap();
+    (doc, stdout.into_owned())
 }
 
 #[test]
 fn one_rank_runs_every_pattern() {
-    check_run(1);
+    let (doc, _) = check_run(1, &[]);
+    assert_eq!(doc["invalid_reasons"].as_array().unwrap().len(), 1);
 }
 
 #[test]
 fn two_ranks_run_every_pattern() {
-    check_run(2);
+    let (doc, stdout) = check_run(2, &[]);
+    assert_eq!(doc["noshared"], false);
+    assert_eq!(doc["drop_cache"], false);
+    assert!(stdout.contains("flags             none"), "{stdout}");
 }
 
 #[test]
 fn three_ranks_run_every_pattern() {
-    check_run(3);
+    check_run(3, &[]);
+}
+
+#[test]
+fn noshared_runs_type_1_without_the_shared_pointer_and_is_not_valid() {
+    let (doc, stdout) = check_run(3, &["--noshared"]);
+    assert_eq!(doc["noshared"], true);
+    let reasons = doc["invalid_reasons"].as_array().unwrap();
+    assert!(
+        reasons
+            .iter()
+            .any(|r| r == "the shared file pointer was not used (--noshared)"),
+        "{reasons:?}"
+    );
+    assert!(stdout.contains("the shared file pointer was not used (--noshared)"));
+    assert!(stdout.contains("flags             --noshared"), "{stdout}");
+    // Type 1 moved data in every access method (check_run saw every pattern run and read
+    // back what was written, markers included).
+    for a in ["write", "rewrite", "read"] {
+        let type1: u64 = doc["partitions"][0]["access"][a]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter(|p| p["type"] == 1)
+            .map(|p| p["bytes"].as_u64().unwrap())
+            .sum();
+        assert!(type1 > 0, "{a}");
+    }
+}
+
+#[test]
+fn drop_cache_is_used_and_said() {
+    let (doc, stdout) = check_run(2, &["--drop-cache"]);
+    assert_eq!(doc["drop_cache"], true);
+    assert!(
+        stdout.contains("--drop-cache (page cache dropped between write and read)"),
+        "{stdout}"
+    );
+    // Dropping the cache does not make a run invalid.
+    assert_eq!(doc["invalid_reasons"].as_array().unwrap().len(), 1);
 }
 
 #[test]
@@ -306,5 +355,54 @@ fn sigterm_removes_the_files_and_fails() {
         })
         .collect();
     assert!(left.is_empty(), "left behind: {left:?}\n{stderr}");
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+#[test]
+fn data_corrupted_on_disk_is_found_and_fails_the_run() {
+    let _lock = mpitest::JobLock::acquire();
+    let dir = scratch("corrupt");
+    let json = dir.join("out.json");
+    let (out, _) = run(
+        2,
+        &[
+            "-T",
+            "2",
+            "-p",
+            dir.to_str().unwrap(),
+            "--memory-per-process",
+            "256M",
+            "--json",
+            json.to_str().unwrap(),
+            "--test-corrupt-file",
+        ],
+    );
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(3), "{stdout}\n{stderr}");
+    assert!(
+        stderr.contains("b_eff_io: data error, rank 0, pattern 17 (read)"),
+        "{stderr}"
+    );
+    assert!(stderr.contains("data errors on read"), "{stderr}");
+    let doc: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
+    assert_eq!(doc["valid"], false);
+    assert!(doc["invalid_reasons"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .any(|r| r.as_str().unwrap().contains("data errors on read")));
+    // Exactly one chunk per partition is bad: the first of rank 0's separate file.
+    for p in doc["partitions"].as_array().unwrap() {
+        for a in ["write", "rewrite", "read"] {
+            for x in p["access"][a].as_array().unwrap() {
+                let expected = u64::from(a == "read" && x["number"] == 17);
+                assert_eq!(x["errors"], expected, "{a} {x}");
+            }
+        }
+    }
+    assert!(stdout.contains("NOT VALID"), "{stdout}");
+    assert_eq!(mpitest::dir_entries(&dir), ["out.json"]);
     std::fs::remove_dir_all(&dir).unwrap();
 }

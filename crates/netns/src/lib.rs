@@ -323,3 +323,109 @@ pub fn build_pingpong(flavour: Flavour, dir: &Path) -> PathBuf {
     .unwrap_or_else(|e| panic!("{e}"));
     exe
 }
+
+/// The least share of a payload the selected links must carry.
+pub const FLOOR: f64 = 0.90;
+/// The most bytes a link that was not selected may send (ARP, stray control packets).
+pub const NOISE: u64 = 64 << 10;
+
+/// Bytes that left `host` on `link`.
+pub fn sent(d: &Counters, host: &str, link: &str) -> u64 {
+    d[&(host.to_string(), link.to_string())].0
+}
+
+/// Asserts that the `selected` links of the first host sent at least [`FLOOR`] of
+/// `payload` and every link of `others` less than [`NOISE`]; prints the figures as a
+/// `PROOF` line. `what` names the run, `log` is shown on failure.
+pub fn assert_carried(
+    d: &Counters,
+    payload: u64,
+    selected: &[&str],
+    others: &[&str],
+    what: &str,
+    log: &str,
+) {
+    let host = HOSTS[0];
+    let carried: u64 = selected.iter().map(|l| sent(d, host, l)).sum();
+    assert!(
+        carried as f64 >= FLOOR * payload as f64,
+        "{what}: {selected:?} sent {carried} of a {payload}-byte payload; counters {d:?}\n{log}"
+    );
+    for link in others {
+        assert!(
+            sent(d, host, link) < NOISE,
+            "{what}: {link} sent {} bytes; counters {d:?}\n{log}",
+            sent(d, host, link)
+        );
+    }
+    eprintln!(
+        "PROOF {what}: payload {payload} B; sent on {host}: data0 {} B, data1 {} B, mgmt0 {} B",
+        sent(d, host, DATA_A.name),
+        sent(d, host, DATA_B.name),
+        sent(d, host, CONTROL.name)
+    );
+}
+
+/// Bytes one direction of a sqmr run of 1 core × 1 neighbour moves: every size's
+/// warm-up (10) and timed iterations, `win` messages each, sizes doubling from `min` to
+/// `max`, iterations shrinking by a fifth per size as sqmr's schedule does.
+pub fn sqmr_payload(min: u64, max: u64, iters: u64, win: u64) -> u64 {
+    let mut total = 0;
+    let (mut size, mut n) = (min, iters);
+    while size <= max {
+        total += (n + 10) * win * size;
+        n -= n / 5;
+        size *= 2;
+    }
+    total
+}
+
+/// sqmr options of the proofs: 64 KiB to 1 MiB, 20 iterations, window 4 (about 170 MB
+/// each way, [`sqmr_payload`]`(65536, 1 << 20, 20, 4)`).
+pub const SQMR_PROOF_ARGS: [&str; 8] = [
+    "--min_msgsize",
+    "65536",
+    "--max_msgsize",
+    "1048576",
+    "--num_iters",
+    "20",
+    "--win_size",
+    "4",
+];
+
+/// The payload of [`SQMR_PROOF_ARGS`].
+pub fn sqmr_proof_payload() -> u64 {
+    sqmr_payload(65536, 1 << 20, 20, 4)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn sqmr_payload_by_hand() {
+        // 64 KiB: (20 + 10) · 4 · 65536; 128 KiB: (16 + 10) · 4 · 131072.
+        assert_eq!(
+            sqmr_payload(65536, 131072, 20, 4),
+            30 * 4 * 65536 + 26 * 4 * 131072
+        );
+        assert_eq!(sqmr_proof_payload(), 169_345_024);
+    }
+
+    #[test]
+    fn carried_and_noise() {
+        let mut d = Counters::new();
+        for (link, tx) in [("mgmt0", 5000), ("data0", 95), ("data1", 10)] {
+            d.insert((HOSTS[0].to_string(), link.to_string()), (tx, 0));
+        }
+        assert_carried(&d, 100, &["data0"], &["data1"], "ok", "");
+        let short =
+            std::panic::catch_unwind(|| assert_carried(&d, 200, &["data0"], &[], "short", ""));
+        assert!(short.is_err());
+        d.insert((HOSTS[0].to_string(), "data1".to_string()), (NOISE, 0));
+        let noisy = std::panic::catch_unwind(|| {
+            assert_carried(&d, 100, &["data0"], &["data1"], "noisy", "")
+        });
+        assert!(noisy.is_err());
+    }
+}

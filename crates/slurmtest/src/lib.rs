@@ -52,6 +52,21 @@ pub struct Config {
     pub mpi_default: String,
     /// How long to wait for every node to become idle.
     pub start_limit: Duration,
+    /// Network namespaces for the nodes, or `None` for this machine's network.
+    pub networks: Option<NodeNetworks>,
+}
+
+/// Nodes in network namespaces of their own, made beforehand (the `netns` crate's hosts):
+/// node `i` runs in `namespaces[i]` and is reached at `addresses[i]`; the controller and
+/// every command of [`Cluster::command`] (so `srun`) run in the first namespace, as on a
+/// login node that is also a compute node. The namespaces' owner holds
+/// [`mpitest::JobLock`]; a cluster on them does not take it again.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct NodeNetworks {
+    /// `ip netns` names, one per node.
+    pub namespaces: Vec<String>,
+    /// Each node's address on the control network, reachable from every namespace.
+    pub addresses: Vec<String>,
 }
 
 impl Config {
@@ -62,6 +77,16 @@ impl Config {
             cpus_per_node: 16,
             mpi_default: "pmix".to_string(),
             start_limit: Duration::from_secs(30),
+            networks: None,
+        }
+    }
+
+    /// One node per network namespace, as [`NodeNetworks`] describes.
+    pub fn in_namespaces(networks: NodeNetworks) -> Config {
+        assert_eq!(networks.namespaces.len(), networks.addresses.len());
+        Config {
+            networks: Some(networks.clone()),
+            ..Config::nodes(networks.namespaces.len())
         }
     }
 }
@@ -101,7 +126,10 @@ pub struct Cluster {
     nodes: Vec<String>,
     slurmds: Vec<Daemon>,
     slurmctld: Option<Daemon>,
-    _lock: mpitest::JobLock,
+    /// The namespace of the controller and of [`Cluster::command`], if any.
+    head_namespace: Option<String>,
+    /// `None` when the namespaces' owner holds the lock.
+    _lock: Option<mpitest::JobLock>,
 }
 
 /// Whether `program` is an executable file on `PATH` (or under `/usr/sbin`, where
@@ -145,6 +173,29 @@ fn short_hostname() -> Result<String, String> {
     } else {
         Ok(name)
     }
+}
+
+/// Shell commands (each followed by `&& `) that mount again, in a fresh sysfs, the file
+/// systems this machine has under `/sys/fs/cgroup` (a mount table in `/proc/mounts`
+/// form), in table order so that parents come first. A cgroup hierarchy mounted again
+/// with the same options is the same hierarchy, so the node's slurmd sees the machine's.
+fn remount_cgroups(mounts: &str) -> String {
+    let mut out = String::new();
+    for line in mounts.lines() {
+        let f: Vec<&str> = line.split_whitespace().collect();
+        if f.len() < 4 || !(f[1] == "/sys/fs/cgroup" || f[1].starts_with("/sys/fs/cgroup/")) {
+            continue;
+        }
+        let _ = write!(
+            out,
+            "mkdir -p '{dir}' && mount -t {fstype} -o '{opts}' {source} '{dir}' && ",
+            dir = f[1],
+            fstype = f[2],
+            opts = f[3],
+            source = f[0]
+        );
+    }
+    out
 }
 
 /// The command line of process `pid`, NUL separators as spaces.
@@ -257,7 +308,7 @@ impl Cluster {
                 missing.join(", ")
             )));
         }
-        let lock = mpitest::JobLock::acquire();
+        let lock = config.networks.is_none().then(mpitest::JobLock::acquire);
         stop_leftovers();
         let failed = StartError::Failed;
         let dir = tempfile::Builder::new()
@@ -270,6 +321,7 @@ impl Cluster {
             nodes,
             slurmds: Vec::new(),
             slurmctld: None,
+            head_namespace: config.networks.as_ref().map(|n| n.namespaces[0].clone()),
             _lock: lock,
         };
         // On failure, dropping `cluster` stops whatever did start.
@@ -303,7 +355,19 @@ impl Cluster {
                 .map(Stdio::from)
                 .map_err(|e| e.to_string())
         };
-        let mut ctld = Command::new("slurmctld");
+        // `ip netns exec` enters the namespace and execs the daemon, so the child stays the
+        // daemon's pid either way.
+        let in_namespace = |i: usize, program: &str| -> Command {
+            match &config.networks {
+                Some(n) => {
+                    let mut c = Command::new("ip");
+                    c.args(["netns", "exec", &n.namespaces[i], program]);
+                    c
+                }
+                None => Command::new(program),
+            }
+        };
+        let mut ctld = in_namespace(0, "slurmctld");
         ctld.args(["-D", "-c", "-f"])
             .arg(&conf)
             .env("SLURM_CONF", &conf)
@@ -320,16 +384,24 @@ impl Cluster {
             mount_ns: None,
         });
 
-        for node in self.nodes.clone() {
+        for (i, node) in self.nodes.clone().into_iter().enumerate() {
+            // `ip netns exec` mounts a sysfs of the namespace (the ranks' network discovery
+            // reads it) without the cgroup file systems under it, which slurmd needs.
+            let cgroups = if config.networks.is_some() {
+                let mounts = fs::read_to_string("/proc/self/mounts").map_err(io)?;
+                remount_cgroups(&mounts)
+            } else {
+                String::new()
+            };
             let script = format!(
-                "mount --bind '{pmix_node}' '{pmix}' && \
+                "{cgroups}mount --bind '{pmix_node}' '{pmix}' && \
                  mount -t tmpfs -o size=512m,mode=1777 tmpfs /dev/shm && \
                  hostname {node} && exec slurmd -D -f '{conf}' -N {node}",
                 pmix_node = d.join(format!("pmix-{node}")).display(),
                 pmix = d.join("pmix").display(),
                 conf = conf.display(),
             );
-            let child = Command::new("unshare")
+            let child = in_namespace(i, "unshare")
                 .args(["--mount", "--uts", "--propagation", "private", "sh", "-c"])
                 .arg(&script)
                 .env("SLURM_CONF", &conf)
@@ -374,10 +446,14 @@ impl Cluster {
 
     fn slurm_conf(&self, config: &Config, host: &str, ports: &[u16]) -> String {
         let d = self.dir.path().display();
+        let addresses: Vec<String> = match &config.networks {
+            Some(n) => n.addresses.clone(),
+            None => vec!["127.0.0.1".to_string(); self.nodes.len()],
+        };
         let mut conf = format!(
             "# A local test cluster of xylem's slurmtest; everything lives in {d}.\n\
              ClusterName=xylemtest\n\
-             SlurmctldHost={host}(127.0.0.1)\n\
+             SlurmctldHost={host}({ctld_addr})\n\
              SlurmctldPort={ctld_port}\n\
              SlurmUser=root\n\
              SlurmdUser=root\n\
@@ -402,12 +478,13 @@ impl Cluster {
              SlurmctldLogFile={d}/slurmctld.log\n\
              SlurmdLogFile={d}/slurmd-%n.log\n",
             ctld_port = ports[0],
+            ctld_addr = addresses[0],
             mpi = config.mpi_default,
         );
-        for (node, port) in self.nodes.iter().zip(&ports[1..]) {
+        for ((node, port), addr) in self.nodes.iter().zip(&ports[1..]).zip(&addresses) {
             let _ = writeln!(
                 conf,
-                "NodeName={node} NodeHostname={host} NodeAddr=127.0.0.1 Port={port} \
+                "NodeName={node} NodeHostname={host} NodeAddr={addr} Port={port} \
                  CPUs={} State=UNKNOWN",
                 config.cpus_per_node
             );
@@ -422,10 +499,20 @@ impl Cluster {
         while start.elapsed() < limit {
             for daemon in self.slurmds.iter_mut().chain(self.slurmctld.as_mut()) {
                 if let Ok(Some(status)) = daemon.child.try_wait() {
+                    // The directory goes with the cluster: quote the daemon's own words.
+                    let file = daemon.name.replace(' ', "-");
+                    let tail = |ext: &str| {
+                        let text =
+                            fs::read_to_string(self.dir.path().join(format!("{file}.{ext}")))
+                                .unwrap_or_default();
+                        let lines: Vec<&str> = text.lines().collect();
+                        lines[lines.len().saturating_sub(15)..].join("\n")
+                    };
                     return Err(format!(
-                        "{} exited ({status}); its log: {}",
+                        "{} exited ({status}); its output:\n{}\nits log:\n{}",
                         daemon.name,
-                        self.dir.path().display()
+                        tail("out"),
+                        tail("log")
                     ));
                 }
             }
@@ -468,9 +555,17 @@ impl Cluster {
     }
 
     /// `program` with `SLURM_CONF` pointing at this cluster, in the cluster directory,
-    /// and without the Slurm, PMI and Open MPI variables of the test's own environment.
+    /// and without the Slurm, PMI and Open MPI variables of the test's own environment;
+    /// inside the first node's network namespace when the nodes have their own.
     pub fn command(&self, program: &str) -> Command {
-        let mut command = Command::new(program);
+        let mut command = match &self.head_namespace {
+            Some(ns) => {
+                let mut c = Command::new("ip");
+                c.args(["netns", "exec", ns, program]);
+                c
+            }
+            None => Command::new(program),
+        };
         for (key, _) in std::env::vars_os() {
             let key = key.to_string_lossy();
             if ["SLURM_", "PMI_", "PMIX_", "OMPI_"]
@@ -650,6 +745,25 @@ mod tests {
         sorted.sort();
         sorted.dedup();
         assert_eq!(sorted.len(), 5);
+    }
+
+    #[test]
+    fn cgroup_mounts_are_repeated_in_order() {
+        let table = "sysfs /sys sysfs rw 0 0\n\
+                     tmpfs /sys/fs/cgroup tmpfs rw,mode=755 0 0\n\
+                     cgroup /sys/fs/cgroup/cpu cgroup rw,cpu 0 0\n\
+                     cgroup2 /sys/fs/cgroup/unified cgroup2 rw 0 0\n\
+                     tmpfs /dev/shm tmpfs rw 0 0\n";
+        assert_eq!(
+            remount_cgroups(table),
+            "mkdir -p '/sys/fs/cgroup' && mount -t tmpfs -o 'rw,mode=755' tmpfs '/sys/fs/cgroup' && \
+             mkdir -p '/sys/fs/cgroup/cpu' && mount -t cgroup -o 'rw,cpu' cgroup '/sys/fs/cgroup/cpu' && \
+             mkdir -p '/sys/fs/cgroup/unified' && mount -t cgroup2 -o 'rw' cgroup2 '/sys/fs/cgroup/unified' && "
+        );
+        assert_eq!(
+            remount_cgroups("cgroup2 /sys/fs/cgroupfoo cgroup2 rw 0 0"),
+            ""
+        );
     }
 
     #[test]

@@ -10,11 +10,9 @@
 use std::path::{Path, PathBuf};
 
 use netns::{
-    build_pingpong, delta, Cluster, Counters, Flavour, Job, CONTROL, DATA_A, DATA_B, HOSTS,
+    build_pingpong, delta, sqmr_proof_payload, Cluster, Counters, Flavour, Job, CONTROL, DATA_A,
+    DATA_B, SQMR_PROOF_ARGS,
 };
-
-const FLOOR: f64 = 0.90;
-const NOISE: u64 = 64 << 10;
 
 fn cluster() -> Option<Cluster> {
     match Cluster::create() {
@@ -36,30 +34,6 @@ fn xylem() -> PathBuf {
     path
 }
 
-/// Bytes one direction of a sqmr run moves: 1 core × 1 neighbour, every size's warm-up
-/// and timed iterations, `win` messages each.
-fn sqmr_payload(min: u64, max: u64, iters: u64, win: u64) -> u64 {
-    let mut total = 0;
-    let (mut size, mut n) = (min, iters);
-    while size <= max {
-        total += (n + 10) * win * size;
-        n -= n / 5;
-        size *= 2;
-    }
-    total
-}
-
-const SQMR_ARGS: [&str; 8] = [
-    "--min_msgsize",
-    "65536",
-    "--max_msgsize",
-    "1048576",
-    "--num_iters",
-    "20",
-    "--win_size",
-    "4",
-];
-
 struct Outcome {
     job: Job,
     delta: Counters,
@@ -76,32 +50,14 @@ fn measure(cluster: &Cluster, flavour: Flavour, program: &[&str]) -> Outcome {
     }
 }
 
-/// Bytes that left the first host on `link`.
-fn sent(d: &Counters, link: &str) -> u64 {
-    d[&(HOSTS[0].to_string(), link.to_string())].0
-}
-
 fn assert_carried(outcome: &Outcome, payload: u64, selected: &[&str], others: &[&str], what: &str) {
-    let d = &outcome.delta;
-    let carried: u64 = selected.iter().map(|l| sent(d, l)).sum();
-    assert!(
-        carried as f64 >= FLOOR * payload as f64,
-        "{what}: {selected:?} sent {carried} of a {payload}-byte payload; counters {d:?}\n{}",
-        outcome.job.stderr
-    );
-    for link in others {
-        assert!(
-            sent(d, link) < NOISE,
-            "{what}: {link} sent {} bytes; counters {d:?}",
-            sent(d, link)
-        );
-    }
-    eprintln!(
-        "PROOF {what}: payload {payload} B; sent on {}: data0 {} B, data1 {} B, mgmt0 {} B",
-        HOSTS[0],
-        sent(d, DATA_A.name),
-        sent(d, DATA_B.name),
-        sent(d, CONTROL.name)
+    netns::assert_carried(
+        &outcome.delta,
+        payload,
+        selected,
+        others,
+        what,
+        &outcome.job.stderr,
     );
 }
 
@@ -115,11 +71,11 @@ fn network_selection_moves_the_bytes() {
     let pingpong = build_pingpong(flavour, cluster.dir());
     let pingpong = pingpong.to_str().unwrap();
     let ping_payload = 50u64 << 20;
-    let sqmr_bytes = sqmr_payload(65536, 1 << 20, 20, 4);
+    let sqmr_bytes = sqmr_proof_payload();
 
     // sqmr, CIDR, in-process.
     let mut args = vec![sqmr, "--enable", "10.20.0.0/24"];
-    args.extend(SQMR_ARGS);
+    args.extend(SQMR_PROOF_ARGS);
     let o = measure(&cluster, flavour, &args);
     assert!(
         o.job
@@ -138,7 +94,7 @@ fn network_selection_moves_the_bytes() {
 
     // sqmr, interface name, --disable: data0 and the control link off leaves data1.
     let mut args = vec![sqmr, "--disable", "data0,mgmt0"];
-    args.extend(SQMR_ARGS);
+    args.extend(SQMR_PROOF_ARGS);
     let o = measure(&cluster, flavour, &args);
     assert_carried(
         &o,
@@ -192,7 +148,7 @@ fn network_selection_moves_the_bytes() {
     // A selection that leaves the hosts no network: every rank on both hosts stops
     // together with one clear message, before the benchmark starts; no hang.
     let mut args = vec![sqmr, "--disable", "ethernet"];
-    args.extend(SQMR_ARGS);
+    args.extend(SQMR_PROOF_ARGS);
     let job = cluster.launch(flavour, &args, &[]);
     assert_eq!(job.code, Some(2), "{job:#?}");
     let errors: Vec<&str> = job

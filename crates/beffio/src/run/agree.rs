@@ -1,6 +1,6 @@
 //! Collective agreement on failures: every rank learns about a failure on any rank before
 //! the next collective step, gets the same message and leaves with the same exit code.
-//! (Private helper until the shared one in crates/xmpi exists.)
+//! These carry plain messages; the caller picks the exit code.
 
 use mpi::collective::SystemOperation;
 use mpi::traits::*;

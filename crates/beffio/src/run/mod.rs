@@ -2,6 +2,7 @@
 //! collective error handling and the reports.
 
 pub mod agree;
+pub mod cache;
 pub mod exec;
 pub mod progress;
 pub mod rundir;
@@ -14,7 +15,7 @@ use crate::results::{AccessResult, PartitionResult, TypeTotal};
 use crate::schedule::{check_partitions, default_partitions, partition_time, run_time, Access};
 use crate::segment::segment_plan;
 use crate::validity::{invalid_reasons, verdict, ValidityInput};
-use agree::{agree, sum_all};
+use agree::{agree, max_all, sum_all};
 use mpi::topology::{Color, SimpleCommunicator};
 use mpi::traits::*;
 use std::path::{Path, PathBuf};
@@ -23,6 +24,8 @@ use std::sync::{Arc, Mutex};
 
 /// Exit code for a failed run (usage errors exit with 2, signals with 128 + signal).
 pub const EXIT_FAILURE: i32 = 1;
+/// Exit code for a run that completed but read back data that differs from what it wrote.
+pub const EXIT_DATA_ERRORS: i32 = 3;
 
 /// Runs b_eff_io on `world` with the process arguments `args` and the outcome of the
 /// network selection made before `MPI_Init`; returns the exit code every rank agreed on.
@@ -258,10 +261,18 @@ fn run_checked(
             Err(e)
         }
         Ok(results) => {
+            // Rank 0 is in every partition, so its count is the run's.
+            let [errors] = max_all(
+                world,
+                [results.iter().map(|p| p.errors()).sum::<u64>() as f64],
+            );
             if rank == 0 {
                 report_all(opts, &info, &results)?;
+                if errors > 0.0 {
+                    eprintln!("b_eff_io: error: {errors} data errors on read (see above)");
+                }
             }
-            Ok(0)
+            Ok(if errors > 0.0 { EXIT_DATA_ERRORS } else { 0 })
         }
     }
 }
@@ -314,12 +325,12 @@ fn run_partitions(
                         noshared: opts.noshared,
                         every_call: opts.check_every_call,
                         signal: signal.clone(),
-                        wbuf: vec![0u64; (mpart / 8) as usize],
-                        rbuf: vec![0u64; (mpart / 8) as usize],
+                        wbuf: crate::markers::write_buffer((mpart / 8) as usize),
+                        rbuf: crate::markers::read_buffer((mpart / 8) as usize),
                         sync_seen: (0.0, 0),
                         progress: progress.clone(),
                     };
-                    run_partition(&mut part, opts.drop_cache)
+                    run_partition(&mut part, opts.drop_cache, opts.test_corrupt_file)
                 })
             }
             None => Err(String::new()),
@@ -338,12 +349,19 @@ fn run_partitions(
     Ok(results)
 }
 
-fn run_partition(part: &mut exec::Partition, drop_cache: bool) -> Result<PartitionResult, String> {
+fn run_partition(
+    part: &mut exec::Partition,
+    drop_cache: bool,
+    corrupt: bool,
+) -> Result<PartitionResult, String> {
     let start = mpi::time();
     let mut counts = vec![0u64; PATTERN_COUNT];
     let mut access: [AccessResult; 3] = Default::default();
     let mut plan = None;
     for a in Access::ALL {
+        if a == Access::Read && corrupt && part.comm.rank() == 0 {
+            corrupt_first_marker(&part.dir.join("type2.0"))?;
+        }
         if a == Access::Read && drop_cache {
             drop_page_cache(part)?;
         }
@@ -376,6 +394,17 @@ fn run_partition(part: &mut exec::Partition, drop_cache: bool) -> Result<Partiti
     })
 }
 
+/// `--test-corrupt-file`: replaces the first 8 bytes of `path` (a chunk's head marker) by
+/// a value no marker has, through the file system as any other writer would.
+fn corrupt_first_marker(path: &Path) -> Result<(), String> {
+    use std::os::unix::fs::FileExt;
+    std::fs::OpenOptions::new()
+        .write(true)
+        .open(path)
+        .and_then(|f| f.write_all_at(&0x5a5a_5a5a_5a5a_5a5au64.to_le_bytes(), 0))
+        .map_err(|e| format!("cannot corrupt '{}': {}", path.display(), rundir::cause(&e)))
+}
+
 /// Asks the kernel to drop the benchmark files' cached pages (each rank its own files).
 fn drop_page_cache(part: &exec::Partition) -> Result<(), String> {
     let rank = part.comm.rank();
@@ -386,16 +415,7 @@ fn drop_page_cache(part: &exec::Partition) -> Result<(), String> {
     let mut failure = None;
     for name in names {
         let path = part.dir.join(name);
-        let r = std::fs::File::open(&path).and_then(|f| {
-            f.sync_all()?;
-            nix::fcntl::posix_fadvise(
-                std::os::fd::AsRawFd::as_raw_fd(&f),
-                0,
-                0,
-                nix::fcntl::PosixFadviseAdvice::POSIX_FADV_DONTNEED,
-            )
-            .map_err(std::io::Error::from)
-        });
+        let r = cache::drop_file_cache(&path);
         if let Err(e) = r {
             failure.get_or_insert(format!(
                 "cannot drop the cache of '{}': {}",

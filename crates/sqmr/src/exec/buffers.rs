@@ -1,4 +1,4 @@
-//! Page-aligned, zeroed message buffers, without `unsafe`: a slightly larger vector is
+//! Page-aligned, zeroed (and written) message buffers, without `unsafe`: a slightly larger vector is
 //! allocated and the aligned part of it is used.
 
 /// Alignment of every message buffer.
@@ -14,7 +14,15 @@ pub struct AlignedBuffer {
 impl AlignedBuffer {
     /// A zeroed buffer of `len` usable bytes.
     pub fn zeroed(len: usize) -> Self {
-        let storage = vec![0u8; len + PAGE];
+        // Written, not just allocated: `vec![0; n]` maps the kernel's shared zero page
+        // until first written, and copies out of never-written pages are slower than out of
+        // a real buffer's. `resize` on fresh capacity writes every byte.
+        #[allow(
+            clippy::slow_vector_initialization,
+            reason = "the writes are the point: vec! would leave the pages unmapped"
+        )]
+        let mut storage = Vec::with_capacity(len + PAGE);
+        storage.resize(len + PAGE, 0u8);
         let offset = storage.as_ptr().align_offset(PAGE);
         assert!(offset < PAGE, "a byte vector can always be page-aligned");
         AlignedBuffer {

@@ -1,0 +1,139 @@
+//! The network-selection proof under `srun`: two Slurm nodes, each slurmd in a network
+//! namespace of its own (the `netns` crate's two hosts, joined by a control link and two
+//! data links), the controller and `srun` on the first. sqmr selects a data link with
+//! `--enable`/`--disable`, resolved on each node before `MPI_Init`, and a plain C MPI
+//! program runs under `xylem net exec`; the links' byte counters must show the selected
+//! one carried the payload and the other nothing. The MPI that `XYLEM_MPI` names (the
+//! binaries beside this test were built against it).
+
+use std::time::Duration;
+
+use netns::{
+    build_pingpong, delta, sqmr_proof_payload, Flavour, CONTROL, DATA_A, DATA_B, HOSTS,
+    SQMR_PROOF_ARGS,
+};
+use slurmtest::{sibling_binary, skip, Cluster, Config, NodeNetworks, StartError};
+
+const LIMIT: Duration = Duration::from_secs(120);
+
+#[test]
+fn network_selection_under_srun_moves_the_bytes() {
+    let hosts = match netns::Cluster::create() {
+        Ok(h) => h,
+        Err(why) => {
+            return skip(&format!(
+                "network namespaces cannot be made here: {}",
+                why.0
+            ))
+        }
+    };
+    let networks = NodeNetworks {
+        namespaces: HOSTS.map(String::from).to_vec(),
+        addresses: (1..=HOSTS.len())
+            .map(|j| format!("{}.{j}", CONTROL.subnet))
+            .collect(),
+    };
+    let cluster = match Cluster::start_with(&Config::in_namespaces(networks)) {
+        Ok(c) => c,
+        Err(StartError::Unavailable(why)) => return skip(&format!("no local Slurm: {why}")),
+        Err(e) => panic!("{e}"),
+    };
+    let plugin = match Flavour::from_env() {
+        Flavour::OpenMpi => "--mpi=pmix",
+        Flavour::Mpich => "--mpi=pmi2",
+    };
+    // The namespaces share this machine's memory, and MPICH's UCX would carry the
+    // messages through shared memory between them; real nodes cannot.
+    let env: Vec<(&str, &str)> = match Flavour::from_env() {
+        Flavour::OpenMpi => vec![],
+        Flavour::Mpich => vec![("UCX_TLS", "tcp,self")],
+    };
+    let sqmr = sibling_binary("sqmr");
+    let payload = sqmr_proof_payload();
+    for (option, list, selected, other) in [
+        ("--enable", "10.20.0.0/24", DATA_A.name, DATA_B.name),
+        ("--disable", "data0,mgmt0", DATA_B.name, DATA_A.name),
+    ] {
+        let mut argv = vec![
+            "srun",
+            plugin,
+            "-N",
+            "2",
+            "-n",
+            "2",
+            sqmr.to_str().unwrap(),
+            "--verbose",
+            option,
+            list,
+        ];
+        argv.extend(SQMR_PROOF_ARGS);
+        let before = hosts.counters();
+        let job = cluster.run(LIMIT, &argv, &env);
+        let after = hosts.counters();
+        assert!(
+            job.success(),
+            "{argv:?}: {job:#?}\nslurmctld:\n{}",
+            cluster.log_tail("slurmctld", 30)
+        );
+        // One rank on each node: the processor names are the node names.
+        for (rank, node) in ["n1", "n2"].iter().enumerate() {
+            let line = format!("# rank {rank} is on {node}");
+            assert!(
+                job.stdout.contains(&line),
+                "{line} missing:\n{}",
+                job.stdout
+            );
+        }
+        assert!(
+            job.stdout.contains(&format!(
+                "# network selection (rank 0's host): {option} {list}"
+            )),
+            "{}",
+            job.stdout
+        );
+        netns::assert_carried(
+            &delta(&before, &after),
+            payload,
+            &[selected],
+            &[other],
+            &format!("srun sqmr {option} {list}"),
+            &job.stderr,
+        );
+    }
+
+    // Any MPI program: each task resolves the selection on its node, then execs it.
+    let pingpong = build_pingpong(Flavour::from_env(), hosts.dir());
+    let xylem = sibling_binary("xylem");
+    let argv = [
+        "srun",
+        plugin,
+        "-N",
+        "2",
+        "-n",
+        "2",
+        xylem.to_str().unwrap(),
+        "net",
+        "exec",
+        "--enable",
+        DATA_B.name,
+        "--",
+        pingpong.to_str().unwrap(),
+    ];
+    let before = hosts.counters();
+    let job = cluster.run(LIMIT, &argv, &env);
+    let after = hosts.counters();
+    assert!(job.success(), "{argv:?}: {job:#?}");
+    assert!(
+        job.stdout.contains("payload_each_way 52428800"),
+        "{}",
+        job.stdout
+    );
+    netns::assert_carried(
+        &delta(&before, &after),
+        50 << 20,
+        &[DATA_B.name],
+        &[DATA_A.name],
+        "srun xylem net exec --enable data1 -- pingpong",
+        &job.stderr,
+    );
+}
