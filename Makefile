@@ -38,7 +38,7 @@ test-mpich: deps
 bench: build build-mpich
 	@scripts/bench-sqmr.sh
 	@scripts/bench-sqmr-instructions.sh
-	@scripts/bench-beffio.sh
+	@PAIRS=5 T=120 scripts/bench-beffio.sh
 
 ## Binaries, man pages and shell completions under $(PREFIX) (DESTDIR=... for a staged install).
 .PHONY: install

@@ -111,6 +111,7 @@ mod tests {
             segment_bytes: 2 * MB,
             access,
             wall_s: 60.0,
+            posix_baseline: None,
         }
     }
 

@@ -71,6 +71,12 @@ pub struct Options {
     #[arg(long)]
     pub check_every_call: bool,
 
+    /// After the first write of the separate-file pattern with the largest chunk, write
+    /// the same bytes with plain POSIX write + fsync, timed the same way (a comparison for
+    /// benchmarking b_eff_io itself; not part of the figures)
+    #[arg(long)]
+    pub posix_baseline: bool,
+
     /// For the tests: after rewrite, overwrite the first marker of rank 0's separate file on
     /// disk, so read must find one data error and the run must fail.
     #[arg(long, hide = true)]

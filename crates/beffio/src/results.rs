@@ -74,6 +74,28 @@ impl AccessResult {
     }
 }
 
+/// `--posix-baseline`: the bytes of the separate-file pattern with the largest chunk,
+/// written again by every rank with plain POSIX `write` + `fsync` into a file of its own,
+/// right after that pattern and timed the same way (barrier to barrier, sync included).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct PosixBaseline {
+    /// The pattern it repeats.
+    pub pattern: usize,
+    /// Bytes of all processes (the pattern's).
+    pub bytes: u64,
+    /// Seconds, fsync included.
+    pub time_s: f64,
+    /// Seconds in fsync.
+    pub sync_s: f64,
+}
+
+impl PosixBaseline {
+    /// `bytes / time` in MB/s.
+    pub fn bandwidth_mb_s(&self) -> f64 {
+        mb_per_s(self.bytes, self.time_s)
+    }
+}
+
 /// One partition's measurements.
 #[derive(Debug, Clone, PartialEq)]
 pub struct PartitionResult {
@@ -87,6 +109,8 @@ pub struct PartitionResult {
     pub access: [AccessResult; 3],
     /// Wall time of the partition in seconds.
     pub wall_s: f64,
+    /// The POSIX comparison, when asked for.
+    pub posix_baseline: Option<PosixBaseline>,
 }
 
 impl PartitionResult {

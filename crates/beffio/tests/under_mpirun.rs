@@ -138,6 +138,7 @@ fn one_rank_runs_every_pattern() {
 #[test]
 fn two_ranks_run_every_pattern() {
     let (doc, stdout) = check_run(2, &[]);
+    assert!(doc["partitions"][0].get("posix_baseline").is_none());
     assert_eq!(doc["noshared"], false);
     assert_eq!(doc["drop_cache"], false);
     assert!(stdout.contains("flags             none"), "{stdout}");
@@ -405,4 +406,20 @@ fn data_corrupted_on_disk_is_found_and_fails_the_run() {
     assert!(stdout.contains("NOT VALID"), "{stdout}");
     assert_eq!(mpitest::dir_entries(&dir), ["out.json"]);
     std::fs::remove_dir_all(&dir).unwrap();
+}
+
+#[test]
+fn posix_baseline_repeats_the_largest_separate_file_pattern() {
+    let (doc, stdout) = check_run(2, &["--posix-baseline"]);
+    for p in doc["partitions"].as_array().unwrap() {
+        let b = &p["posix_baseline"];
+        let pattern = &p["access"]["write"][18];
+        assert_eq!(b["pattern"], 18, "{b}");
+        assert_eq!(pattern["type"], 2);
+        assert_eq!(pattern["chunk_bytes"], doc["mpart_bytes"]);
+        assert_eq!(b["bytes"], pattern["bytes"]);
+        assert!(b["time_s"].as_f64().unwrap() > 0.0);
+        assert!(b["sync_s"].as_f64().unwrap() <= b["time_s"].as_f64().unwrap());
+    }
+    assert!(stdout.contains("posix baseline: pattern 18's "), "{stdout}");
 }

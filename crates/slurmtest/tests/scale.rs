@@ -16,6 +16,11 @@ fn sqmr_on_sixteen_nodes() {
         Flavour::Mpich => (Mpi::Mpich, 64, "MPICH 4.0.2"),
         Flavour::OpenMpi => (Mpi::OpenMpi, 16, "Open MPI 4.1.4"),
     };
+    // SCALE_CORES overrides the core ranks, to find where a scale stops working.
+    let num_cores = std::env::var("SCALE_CORES")
+        .ok()
+        .map(|v| v.parse().expect("SCALE_CORES is a number of core ranks"))
+        .unwrap_or(num_cores);
     let mut config = Config::nodes(16);
     config.cpus_per_node = 64;
     let started = std::time::Instant::now();

@@ -68,6 +68,24 @@ pub struct Partition {
     pub cache_dominated: PerAccess<bool>,
     /// The 43 patterns of each access method.
     pub access: PerAccess<Vec<Pattern>>,
+    /// `--posix-baseline` only.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub posix_baseline: Option<Baseline>,
+}
+
+/// The POSIX comparison of `--posix-baseline`.
+#[derive(Debug, Clone, Serialize)]
+pub struct Baseline {
+    /// The pattern whose bytes were written again.
+    pub pattern: usize,
+    /// All processes' bytes.
+    pub bytes: u64,
+    /// Seconds, fsync included.
+    pub time_s: f64,
+    /// Seconds in fsync.
+    pub sync_s: f64,
+    /// bytes / time / 10^6.
+    pub bandwidth_mb_s: f64,
 }
 
 /// A value per access method.
@@ -164,6 +182,13 @@ pub fn document(info: &RunInfo, partitions: &[PartitionResult], reasons: &[Strin
                 access: PerAccess::from_fn(|a| {
                     p.of(a).patterns.iter().map(Pattern::from).collect()
                 }),
+                posix_baseline: p.posix_baseline.map(|b| Baseline {
+                    pattern: b.pattern,
+                    bytes: b.bytes,
+                    time_s: b.time_s,
+                    sync_s: b.sync_s,
+                    bandwidth_mb_s: b.bandwidth_mb_s(),
+                }),
             }
         })
         .collect();
@@ -231,6 +256,7 @@ mod tests {
             segment_bytes: 3 * MB,
             access: [a.clone(), a.clone(), a],
             wall_s: 31.0,
+            posix_baseline: None,
         };
         let info = RunInfo {
             version: "0.1.0".into(),

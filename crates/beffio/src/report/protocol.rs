@@ -67,6 +67,7 @@ mod tests {
             segment_bytes: 4 * MB,
             access: [a.clone(), a.clone(), a],
             wall_s: 60.0,
+            posix_baseline: None,
         };
         let text = protocol_lines(&part);
         let lines: Vec<&str> = text.lines().collect();

@@ -162,6 +162,7 @@ mod tests {
                     segment_bytes: MB,
                     access: [a.clone(), a.clone(), a],
                     wall_s: 1.0,
+                    posix_baseline: None,
                 },
                 4 * MB,
                 [30.0; 3]

@@ -3,6 +3,7 @@
 use super::RunInfo;
 use crate::figures::{b_eff_io_2_1, b_eff_io_paper};
 use crate::results::PartitionResult;
+use crate::schedule::Access;
 use crate::units::{format_size, MB};
 use std::fmt::Write;
 
@@ -60,7 +61,7 @@ pub fn header(info: &RunInfo) -> String {
 
 /// The figures of one partition, printed after its table.
 pub fn partition_figures(p: &PartitionResult) -> String {
-    format!(
+    let mut out = format!(
         "partition n = {}: b_eff_io = {:.3} MB/s (paper, U-weighted), {:.3} MB/s (2.1 formula), \
          scheduled {:.1} s, took {:.1} s, segment {} bytes\n",
         p.processes,
@@ -69,7 +70,22 @@ pub fn partition_figures(p: &PartitionResult) -> String {
         p.scheduled_s,
         p.wall_s,
         p.segment_bytes
-    )
+    );
+    if let Some(b) = p.posix_baseline {
+        let pattern = p.of(Access::Write).patterns[b.pattern].bandwidth_mb_s();
+        let _ = writeln!(
+            out,
+            "posix baseline: pattern {}'s {} bytes again with write + fsync: {:.3} MB/s; \
+             pattern {}: {:.3} MB/s, ratio {:.3}",
+            b.pattern,
+            b.bytes,
+            b.bandwidth_mb_s(),
+            b.pattern,
+            pattern,
+            pattern / b.bandwidth_mb_s()
+        );
+    }
+    out
 }
 
 /// The final line: `b_eff_io = X MB/s on N processes with M MB/PE, scheduled time T min`,
@@ -146,6 +162,7 @@ mod tests {
             segment_bytes: 0,
             access: std::array::from_fn(|_| AccessResult::default()),
             wall_s: 600.0,
+            posix_baseline: None,
         };
         let line = final_line(&info(), &p, 12.5, "VALID");
         assert_eq!(

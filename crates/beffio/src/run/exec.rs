@@ -5,7 +5,7 @@ use super::progress::Progress;
 use crate::batch::BatchPlanner;
 use crate::markers::{check, stamp, ChunkId, DataError};
 use crate::patterns::{Pattern, PatternType, Role};
-use crate::results::{PatternResult, TypeTotal};
+use crate::results::{PatternResult, PosixBaseline, TypeTotal};
 use crate::schedule::{pattern_time, Access};
 use crate::segment::SegmentPlan;
 use mpi::topology::SimpleCommunicator;
@@ -29,6 +29,8 @@ pub struct Partition<'a> {
     pub noshared: bool,
     /// `--check-every-call`.
     pub every_call: bool,
+    /// `--posix-baseline`: `Some` when asked for, holding the measurement once made.
+    pub posix_baseline: Option<Option<PosixBaseline>>,
     /// Signal number received, 0 if none.
     pub signal: Arc<AtomicUsize>,
     /// Write buffer (MPART bytes).
@@ -154,6 +156,14 @@ impl Partition<'_> {
             };
             let r = self.run_pattern(&mut open, p, access, fixed)?;
             counts[p.number] = r.repeats;
+            let largest = p.chunk == self.table[1].chunk && p.role == Role::Measured;
+            if matches!(self.posix_baseline, Some(None))
+                && access == Access::Write
+                && ptype == PatternType::Separate
+                && largest
+            {
+                self.posix_baseline = Some(Some(self.posix_write(&r)?));
+            }
             self.progress.pattern(self.comm.size() as usize, access, &r);
             results.push(r);
         }
@@ -163,6 +173,47 @@ impl Partition<'_> {
         let [time_s] = max_all(self.comm, [mpi::time() - t0]);
         let bytes = results.iter().map(|r| r.bytes).sum();
         Ok((results, TypeTotal { bytes, time_s }))
+    }
+
+    /// Writes the bytes of `r` (a separate-file pattern) again with plain POSIX calls,
+    /// every rank into a file of its own, timed as the patterns are.
+    fn posix_write(&mut self, r: &PatternResult) -> Result<PosixBaseline, String> {
+        use std::io::Write;
+        let path = self.dir.join(format!("posix.{}", self.rank()));
+        let words = (r.pattern.memory / 8) as usize;
+        let buf: Vec<u8> = self.wbuf[..words]
+            .iter()
+            .flat_map(|w| w.to_le_bytes())
+            .collect();
+        self.comm.barrier();
+        let t0 = mpi::time();
+        let outcome = std::fs::File::create_new(&path).and_then(|mut f| {
+            for _ in 0..r.repeats {
+                f.write_all(&buf)?;
+            }
+            let ts = mpi::time();
+            f.sync_all()?;
+            Ok(mpi::time() - ts)
+        });
+        self.comm.barrier();
+        let local = mpi::time() - t0;
+        let _ = std::fs::remove_file(&path);
+        let failure = outcome.as_ref().err().map(|e| {
+            format!(
+                "--posix-baseline: cannot write '{}': {}",
+                path.display(),
+                super::rundir::cause(e)
+            )
+        });
+        agree(self.comm, failure)?;
+        let sync = outcome.unwrap_or_default();
+        let [time_s, sync_s] = max_all(self.comm, [local, sync]);
+        Ok(PosixBaseline {
+            pattern: r.pattern.number,
+            bytes: r.bytes,
+            time_s,
+            sync_s,
+        })
     }
 
     fn run_pattern(

@@ -324,6 +324,7 @@ fn run_partitions(
                         time_s: partition_time(opts.time, size, n),
                         noshared: opts.noshared,
                         every_call: opts.check_every_call,
+                        posix_baseline: opts.posix_baseline.then_some(None),
                         signal: signal.clone(),
                         wbuf: crate::markers::write_buffer((mpart / 8) as usize),
                         rbuf: crate::markers::read_buffer((mpart / 8) as usize),
@@ -386,6 +387,7 @@ fn run_partition(
     }
     let wall_s = mpi::time() - start;
     Ok(PartitionResult {
+        posix_baseline: part.posix_baseline.flatten(),
         processes: part.comm.size() as usize,
         scheduled_s: part.time_s,
         segment_bytes: plan.map_or(0, |p| p.segment),
