@@ -48,25 +48,10 @@ fn network_selection_under_srun_moves_the_bytes() {
         Flavour::OpenMpi => vec![],
         Flavour::Mpich => vec![("UCX_TLS", "tcp,self")],
     };
-    let sqmr = sibling_binary("sqmr");
-    let payload = sqmr_proof_payload();
-    for (option, list, selected, other) in [
-        ("--enable", "10.20.0.0/24", DATA_A.name, DATA_B.name),
-        ("--disable", "data0,mgmt0", DATA_B.name, DATA_A.name),
-    ] {
-        let mut argv = vec![
-            "srun",
-            plugin,
-            "-N",
-            "2",
-            "-n",
-            "2",
-            sqmr.to_str().unwrap(),
-            "--verbose",
-            option,
-            list,
-        ];
-        argv.extend(SQMR_PROOF_ARGS);
+    // `srun -N 2 -n 2 PROGRAM…`, one task per node; the counters' change while it ran.
+    let measure = |program: &[&str]| -> (slurmtest::Job, netns::Counters) {
+        let mut argv = vec!["srun", plugin, "-N", "2", "-n", "2"];
+        argv.extend_from_slice(program);
         let before = hosts.counters();
         let job = cluster.run(LIMIT, &argv, &env);
         let after = hosts.counters();
@@ -75,6 +60,16 @@ fn network_selection_under_srun_moves_the_bytes() {
             "{argv:?}: {job:#?}\nslurmctld:\n{}",
             cluster.log_tail("slurmctld", 30)
         );
+        (job, delta(&before, &after))
+    };
+    let sqmr = sibling_binary("sqmr");
+    for (option, list, selected, other) in [
+        ("--enable", "10.20.0.0/24", DATA_A.name, DATA_B.name),
+        ("--disable", "data0,mgmt0", DATA_B.name, DATA_A.name),
+    ] {
+        let mut program = vec![sqmr.to_str().unwrap(), "--verbose", option, list];
+        program.extend(SQMR_PROOF_ARGS);
+        let (job, d) = measure(&program);
         // One rank on each node: the processor names are the node names.
         for (rank, node) in ["n1", "n2"].iter().enumerate() {
             let line = format!("# rank {rank} is on {node}");
@@ -92,8 +87,8 @@ fn network_selection_under_srun_moves_the_bytes() {
             job.stdout
         );
         netns::assert_carried(
-            &delta(&before, &after),
-            payload,
+            &d,
+            sqmr_proof_payload(),
             &[selected],
             &[other],
             &format!("srun sqmr {option} {list}"),
@@ -104,13 +99,7 @@ fn network_selection_under_srun_moves_the_bytes() {
     // Any MPI program: each task resolves the selection on its node, then execs it.
     let pingpong = build_pingpong(Flavour::from_env(), hosts.dir());
     let xylem = sibling_binary("xylem");
-    let argv = [
-        "srun",
-        plugin,
-        "-N",
-        "2",
-        "-n",
-        "2",
+    let (job, d) = measure(&[
         xylem.to_str().unwrap(),
         "net",
         "exec",
@@ -118,18 +107,14 @@ fn network_selection_under_srun_moves_the_bytes() {
         DATA_B.name,
         "--",
         pingpong.to_str().unwrap(),
-    ];
-    let before = hosts.counters();
-    let job = cluster.run(LIMIT, &argv, &env);
-    let after = hosts.counters();
-    assert!(job.success(), "{argv:?}: {job:#?}");
+    ]);
     assert!(
         job.stdout.contains("payload_each_way 52428800"),
         "{}",
         job.stdout
     );
     netns::assert_carried(
-        &delta(&before, &after),
+        &d,
         50 << 20,
         &[DATA_B.name],
         &[DATA_A.name],

@@ -1,6 +1,7 @@
 //! Scale runs on a local Slurm of 16 nodes (not part of `make test`: ignored; run by
 //! `scripts/bench-slurm-scale.sh`): sqmr placed by the place crate, MPICH at 128 ranks
-//! (64 cores × 1 neighbour) and Open MPI at 32 ranks (16 × 1), small sizes. Appends one
+//! (64 cores × 1 neighbour) and Open MPI at 32 ranks (16 × 1), small sizes (SCALE_CORES and
+//! SCALE_LIMIT override the core ranks and the 1200 s limit). Appends one
 //! line per run to `bench/out/slurm-scale.txt` with the command and its wall time.
 
 use std::io::Write;
@@ -53,7 +54,12 @@ fn sqmr_on_sixteen_nodes() {
         .map(|(k, v)| (k.as_str(), v.as_str()))
         .collect();
     let cluster_up = started.elapsed();
-    let job = cluster.run(Duration::from_secs(420), &argv, &env);
+    // SCALE_LIMIT (seconds) overrides the time limit of the job.
+    let limit = std::env::var("SCALE_LIMIT")
+        .ok()
+        .map(|v| v.parse().expect("SCALE_LIMIT is a number of seconds"))
+        .unwrap_or(1200);
+    let job = cluster.run(Duration::from_secs(limit), &argv, &env);
     assert!(job.success(), "{job:#?}");
     assert!(
         !job.stdout.contains("# WARNING placement"),
