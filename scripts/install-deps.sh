@@ -2,8 +2,10 @@
 # Installs what xylem needs on Debian/Ubuntu: both MPI libraries (Open MPI and MPICH),
 # libclang for the mpi crate's bindings, iproute2 for the multi-host tests, Python for
 # the benchmark scripts, Slurm (controller, node daemon, client) for the local multi-node
-# Slurm tests (crates/slurmtest), DejaVu fonts for the text of `xylem plot`'s pictures.
-# Idempotent and quiet when everything is already there.
+# Slurm tests (crates/slurmtest), DejaVu fonts for the text of `xylem plot`'s pictures,
+# fincore (util-linux-extra on Debian 12; part of util-linux on older releases) for the
+# test that --drop-cache empties the page cache. Idempotent and quiet when everything is
+# already there.
 set -euo pipefail
 
 packages=(
@@ -13,7 +15,10 @@ packages=(
   iproute2 iputils-ping procps util-linux
   python3 time bc valgrind
   slurm-wlm slurmctld slurmd slurm-client
+  fonts-dejavu-core
 )
+# PACKAGE:COMMAND, installed where the release has the package and COMMAND is missing.
+optional=(util-linux-extra:fincore)
 
 missing=()
 for p in "${packages[@]}"; do
@@ -21,13 +26,21 @@ for p in "${packages[@]}"; do
     missing+=("$p")
   fi
 done
-[ ${#missing[@]} -eq 0 ] && exit 0
+wanted=()
+for entry in "${optional[@]}"; do
+  command -v "${entry#*:}" >/dev/null || wanted+=("${entry%%:*}")
+done
+[ ${#missing[@]} -eq 0 ] && [ ${#wanted[@]} -eq 0 ] && exit 0
 
 sudo=()
 if [ "$(id -u)" -ne 0 ]; then
-  command -v sudo >/dev/null || { echo "install-deps: need root or sudo to install: ${missing[*]}" >&2; exit 1; }
+  command -v sudo >/dev/null || { echo "install-deps: need root or sudo to install: ${missing[*]} ${wanted[*]}" >&2; exit 1; }
   sudo=(sudo)
 fi
-echo "install-deps: installing ${missing[*]}" >&2
 "${sudo[@]}" env DEBIAN_FRONTEND=noninteractive apt-get update -qq
+for p in "${wanted[@]}"; do
+  apt-cache show "$p" >/dev/null 2>&1 && missing+=("$p")
+done
+[ ${#missing[@]} -eq 0 ] && exit 0
+echo "install-deps: installing ${missing[*]}" >&2
 "${sudo[@]}" env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
