@@ -198,6 +198,19 @@ fn remount_cgroups(mounts: &str) -> String {
     out
 }
 
+/// `program`, inside network namespace `ns` when there is one. `ip netns exec` enters it
+/// and execs the program, so the child's pid is the program's either way.
+fn in_namespace(ns: Option<&str>, program: &str) -> Command {
+    match ns {
+        Some(ns) => {
+            let mut c = Command::new("ip");
+            c.args(["netns", "exec", ns, program]);
+            c
+        }
+        None => Command::new(program),
+    }
+}
+
 /// The command line of process `pid`, NUL separators as spaces.
 fn cmdline(pid: u32) -> Option<String> {
     fs::read(format!("/proc/{pid}/cmdline"))
@@ -355,19 +368,8 @@ impl Cluster {
                 .map(Stdio::from)
                 .map_err(|e| e.to_string())
         };
-        // `ip netns exec` enters the namespace and execs the daemon, so the child stays the
-        // daemon's pid either way.
-        let in_namespace = |i: usize, program: &str| -> Command {
-            match &config.networks {
-                Some(n) => {
-                    let mut c = Command::new("ip");
-                    c.args(["netns", "exec", &n.namespaces[i], program]);
-                    c
-                }
-                None => Command::new(program),
-            }
-        };
-        let mut ctld = in_namespace(0, "slurmctld");
+        let node_namespace = |i: usize| config.networks.as_ref().map(|n| n.namespaces[i].as_str());
+        let mut ctld = in_namespace(node_namespace(0), "slurmctld");
         ctld.args(["-D", "-c", "-f"])
             .arg(&conf)
             .env("SLURM_CONF", &conf)
@@ -401,7 +403,7 @@ impl Cluster {
                 pmix = d.join("pmix").display(),
                 conf = conf.display(),
             );
-            let child = in_namespace(i, "unshare")
+            let child = in_namespace(node_namespace(i), "unshare")
                 .args(["--mount", "--uts", "--propagation", "private", "sh", "-c"])
                 .arg(&script)
                 .env("SLURM_CONF", &conf)
@@ -558,14 +560,7 @@ impl Cluster {
     /// and without the Slurm, PMI and Open MPI variables of the test's own environment;
     /// inside the first node's network namespace when the nodes have their own.
     pub fn command(&self, program: &str) -> Command {
-        let mut command = match &self.head_namespace {
-            Some(ns) => {
-                let mut c = Command::new("ip");
-                c.args(["netns", "exec", ns, program]);
-                c
-            }
-            None => Command::new(program),
-        };
+        let mut command = in_namespace(self.head_namespace.as_deref(), program);
         for (key, _) in std::env::vars_os() {
             let key = key.to_string_lossy();
             if ["SLURM_", "PMI_", "PMIX_", "OMPI_"]

@@ -360,8 +360,11 @@ fn run_partition(
     let mut access: [AccessResult; 3] = Default::default();
     let mut plan = None;
     for a in Access::ALL {
-        if a == Access::Read && corrupt && part.comm.rank() == 0 {
-            corrupt_first_marker(&part.dir.join("type2.0"))?;
+        if a == Access::Read && corrupt {
+            let done = (part.comm.rank() == 0)
+                .then(|| corrupt_first_marker(&part.dir.join("type2.0")).err())
+                .flatten();
+            agree(part.comm, done)?;
         }
         if a == Access::Read && drop_cache {
             drop_page_cache(part)?;
