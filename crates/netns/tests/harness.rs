@@ -2,29 +2,25 @@
 //! Open MPI's TCP transport by hand moves all of it onto one link. If this fails, the
 //! network-selection proofs built on the harness mean nothing.
 
-use netns::{build_pingpong, delta, Cluster, Flavour, DATA_A, DATA_B, HOSTS};
-
-fn cluster() -> Option<Cluster> {
-    match Cluster::create() {
-        Ok(c) => Some(c),
-        Err(why) => {
-            eprintln!("SKIPPED: cannot build network namespaces here: {}", why.0);
-            None
-        }
-    }
-}
+use netns::{build_pingpong, delta, Installation, DATA_A, DATA_B, HOSTS};
 
 #[test]
 fn a_hand_pinned_open_mpi_job_uses_only_the_pinned_link() {
-    if Flavour::from_env() != Flavour::OpenMpi {
-        eprintln!("SKIPPED: this harness check uses Open MPI parameters (XYLEM_MPI=mpich)");
+    let mpi = Installation::from_env();
+    if !mpi.is_open_mpi() {
+        eprintln!(
+            "SKIPPED: this harness check uses Open MPI parameters (XYLEM_TEST_MPI={})",
+            mpi.name()
+        );
         return;
     }
-    let Some(cluster) = cluster() else { return };
-    let exe = build_pingpong(Flavour::OpenMpi, cluster.dir());
+    let Some(cluster) = netns::cluster_or_skip() else {
+        return;
+    };
+    let exe = build_pingpong(mpi, cluster.dir());
     let before = cluster.counters();
     let job = cluster.launch(
-        Flavour::OpenMpi,
+        mpi,
         &[exe.to_str().unwrap()],
         &[
             ("OMPI_MCA_pml", "ob1"),

@@ -35,7 +35,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
-pub use mpitest::{Flavour, Job};
+pub use mpitest::{Family, Installation, Job};
 
 /// Prefix of every cluster directory in the temporary directory.
 const DIR_PREFIX: &str = "xylem-slurm-";
@@ -710,19 +710,44 @@ pub fn sibling_binary(name: &str) -> PathBuf {
     path
 }
 
-/// What a test prints when it cannot run here, then returns.
+/// What the ranks of `mpi` need in their environment under `srun`, beyond the
+/// launcher's: Intel MPI finds Slurm's PMI-2 only through `I_MPI_PMI_LIBRARY` (it
+/// carries no PMI-2 client of its own that `srun --mpi=pmi2` could talk to).
+pub fn srun_env(mpi: Installation) -> Vec<(&'static str, String)> {
+    match mpi {
+        Installation::IntelMpi => vec![("I_MPI_PMI_LIBRARY", slurm_pmi2_library())],
+        _ => Vec::new(),
+    }
+}
+
+/// Slurm's PMI-2 client library (`libpmi2.so` of the libpmi2 package).
+pub fn slurm_pmi2_library() -> String {
+    let candidates = [
+        "/usr/lib/x86_64-linux-gnu/libpmi2.so.0",
+        "/usr/lib/x86_64-linux-gnu/libpmi2.so",
+        "/usr/lib64/libpmi2.so",
+        "/usr/lib/libpmi2.so",
+    ];
+    candidates
+        .iter()
+        .find(|p| Path::new(p).exists())
+        .unwrap_or(&candidates[0])
+        .to_string()
+}
+
+/// What a test prints when it does not apply to the MPI under test, then returns.
 pub fn skip(why: &str) {
     eprintln!("SKIPPED: {why}");
 }
 
 /// The cluster for a test: `Some` when it started, `None` after printing
-/// `SKIPPED: …` when this machine cannot run one; panics when it should have started
-/// but did not.
+/// `SKIPPED: …` when this machine cannot run one (under `CI=true` that fails instead);
+/// panics when it should have started but did not.
 pub fn cluster_or_skip(nodes: usize) -> Option<Cluster> {
     match Cluster::start(nodes) {
         Ok(cluster) => Some(cluster),
         Err(StartError::Unavailable(why)) => {
-            skip(&format!("no local Slurm cluster: {why}"));
+            mpitest::unavailable(&format!("no local Slurm cluster: {why}"));
             None
         }
         Err(e @ StartError::Failed(_)) => panic!("{e}"),

@@ -3,13 +3,13 @@
 //! data links), the controller and `srun` on the first. sqmr selects a data link with
 //! `--enable`/`--disable`, resolved on each node before `MPI_Init`, and a plain C MPI
 //! program runs under `xylem net exec`; the links' byte counters must show the selected
-//! one carried the payload and the other nothing. The MPI that `XYLEM_MPI` names (the
+//! one carried the payload and the other nothing. The MPI installation that `XYLEM_TEST_MPI` names (the
 //! binaries beside this test were built against it).
 
 use std::time::Duration;
 
 use netns::{
-    build_pingpong, delta, sqmr_proof_payload, Flavour, CONTROL, DATA_A, DATA_B, HOSTS,
+    build_pingpong, delta, sqmr_proof_payload, Installation, CONTROL, DATA_A, DATA_B, HOSTS,
     SQMR_PROOF_ARGS,
 };
 use slurmtest::{sibling_binary, skip, Cluster, Config, NodeNetworks, StartError};
@@ -38,16 +38,17 @@ fn network_selection_under_srun_moves_the_bytes() {
         Err(StartError::Unavailable(why)) => return skip(&format!("no local Slurm: {why}")),
         Err(e) => panic!("{e}"),
     };
-    let plugin = match Flavour::from_env() {
-        Flavour::OpenMpi => "--mpi=pmix",
-        Flavour::Mpich => "--mpi=pmi2",
+    let mpi = Installation::from_env();
+    let plugin = if mpi.is_open_mpi() {
+        "--mpi=pmix"
+    } else {
+        "--mpi=pmi2"
     };
-    // The namespaces share this machine's memory, and MPICH's UCX would carry the
+    // The namespaces share this machine's memory, and UCX or libfabric would carry the
     // messages through shared memory between them; real nodes cannot.
-    let env: Vec<(&str, &str)> = match Flavour::from_env() {
-        Flavour::OpenMpi => vec![],
-        Flavour::Mpich => vec![("UCX_TLS", "tcp,self")],
-    };
+    let own = slurmtest::srun_env(mpi);
+    let mut env: Vec<(&str, &str)> = netns::network_defaults(mpi).to_vec();
+    env.extend(own.iter().map(|(k, v)| (*k, v.as_str())));
     // `srun -N 2 -n 2 PROGRAM…`, one task per node; the counters' change while it ran.
     let measure = |program: &[&str]| -> (slurmtest::Job, netns::Counters) {
         let mut argv = vec!["srun", plugin, "-N", "2", "-n", "2"];
@@ -63,10 +64,18 @@ fn network_selection_under_srun_moves_the_bytes() {
         (job, delta(&before, &after))
     };
     let sqmr = sibling_binary("sqmr");
+    // The two hosts name their interfaces differently: a list by name names both.
+    let disable = format!("{},{}", DATA_A.both(), CONTROL.both());
     for (option, list, selected, other) in [
-        ("--enable", "10.20.0.0/24", DATA_A.name, DATA_B.name),
-        ("--disable", "data0,mgmt0", DATA_B.name, DATA_A.name),
+        (
+            "--enable",
+            "10.20.0.0/24".to_string(),
+            DATA_A.name,
+            DATA_B.name,
+        ),
+        ("--disable", disable, DATA_B.name, DATA_A.name),
     ] {
+        let list = list.as_str();
         let mut program = vec![sqmr.to_str().unwrap(), "--verbose", option, list];
         program.extend(SQMR_PROOF_ARGS);
         let (job, d) = measure(&program);
@@ -97,14 +106,15 @@ fn network_selection_under_srun_moves_the_bytes() {
     }
 
     // Any MPI program: each task resolves the selection on its node, then execs it.
-    let pingpong = build_pingpong(Flavour::from_env(), hosts.dir());
+    let pingpong = build_pingpong(mpi, hosts.dir());
     let xylem = sibling_binary("xylem");
+    let data_b = DATA_B.both();
     let (job, d) = measure(&[
         xylem.to_str().unwrap(),
         "net",
         "exec",
         "--enable",
-        DATA_B.name,
+        &data_b,
         "--",
         pingpong.to_str().unwrap(),
     ]);
@@ -118,7 +128,7 @@ fn network_selection_under_srun_moves_the_bytes() {
         50 << 20,
         &[DATA_B.name],
         &[DATA_A.name],
-        "srun xylem net exec --enable data1 -- pingpong",
+        &format!("srun xylem net exec --enable {data_b} -- pingpong"),
         &job.stderr,
     );
 }

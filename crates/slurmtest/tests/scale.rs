@@ -8,14 +8,16 @@ use std::io::Write;
 use std::time::Duration;
 
 use place::{Layout, Mpi, Request, Shape};
-use slurmtest::{sibling_binary, Cluster, Config, Flavour, StartError};
+use slurmtest::{sibling_binary, Cluster, Config, Installation, StartError};
 
 #[test]
 #[ignore = "scale run: scripts/bench-slurm-scale.sh"]
 fn sqmr_on_sixteen_nodes() {
-    let (mpi, num_cores, name) = match Flavour::from_env() {
-        Flavour::Mpich => (Mpi::Mpich, 64, "MPICH 4.0.2"),
-        Flavour::OpenMpi => (Mpi::OpenMpi, 16, "Open MPI 4.1.4"),
+    let installation = Installation::from_env();
+    let (mpi, num_cores, name) = if installation.is_open_mpi() {
+        (Mpi::OpenMpi, 16, installation.name())
+    } else {
+        (Mpi::Mpich, 64, installation.name())
     };
     // SCALE_CORES overrides the core ranks, to find where a scale stops working.
     let num_cores = std::env::var("SCALE_CORES")

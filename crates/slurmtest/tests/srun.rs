@@ -1,11 +1,11 @@
-//! The benchmarks under `srun` on a local multi-node Slurm, for the MPI that `XYLEM_MPI`
-//! names (the binaries beside this test were built against it): sqmr placed across
+//! The benchmarks under `srun` on a local multi-node Slurm, for the MPI installation that
+//! `XYLEM_TEST_MPI` names (the binaries beside this test were built against it): sqmr placed across
 //! nodes, b_eff_io over two partitions, and the silent-singleton stop.
 
 use std::time::Duration;
 
 use place::{Layout, Mpi, Request, Shape};
-use slurmtest::{cluster_or_skip, sibling_binary, Cluster, Flavour, Job};
+use slurmtest::{cluster_or_skip, sibling_binary, Cluster, Family, Installation, Job};
 
 /// Every srun of these tests ends within this.
 const LIMIT: Duration = Duration::from_secs(120);
@@ -22,26 +22,28 @@ const SHORT: &[&str] = &[
 ];
 
 fn mpi() -> Mpi {
-    match Flavour::from_env() {
-        Flavour::OpenMpi => Mpi::OpenMpi,
-        Flavour::Mpich => Mpi::Mpich,
+    match Installation::from_env().family() {
+        Family::OpenMpi => Mpi::OpenMpi,
+        Family::Hydra => Mpi::Mpich,
     }
 }
 
-/// `--mpi=` for the flavour under test.
+/// `--mpi=` for the installation under test.
 fn plugin() -> String {
     format!("--mpi={}", mpi().srun_plugin())
 }
 
-/// Environment for the ranks: nothing beyond the launcher's. (MPICH's UCX then picks its
-/// own transports; forcing `UCX_TLS=tcp,self` made MPICH 4.0.2 hang in `MPI_Finalize`
-/// after a complete run of 2 × 2 ranks here.)
-fn rank_env() -> Vec<(&'static str, &'static str)> {
-    Vec::new()
+/// Environment for the ranks: what the installation needs under srun
+/// ([`slurmtest::srun_env`]). (MPICH's UCX then picks its own transports; forcing
+/// `UCX_TLS=tcp,self` made MPICH 4.0.2 hang in `MPI_Finalize` after a complete run of
+/// 2 × 2 ranks here.)
+fn rank_env() -> Vec<(&'static str, String)> {
+    slurmtest::srun_env(Installation::from_env())
 }
 
 fn run(cluster: &Cluster, argv: &[&str], env: &[(&str, &str)]) -> Job {
-    let mut all = rank_env();
+    let own = rank_env();
+    let mut all: Vec<(&str, &str)> = own.iter().map(|(k, v)| (*k, v.as_str())).collect();
     all.extend_from_slice(env);
     let job = cluster.run(LIMIT, argv, &all);
     eprintln!("{:.1} s: {}", job.elapsed.as_secs_f64(), argv.join(" "));
@@ -233,10 +235,10 @@ fn b_eff_io_on_two_nodes_four_tasks_two_partitions_and_cleans_up() {
 
 #[test]
 fn mpich_under_srun_pmix_stops_every_copy_as_a_singleton() {
-    if Flavour::from_env() != Flavour::Mpich {
+    if Installation::from_env().family() != Family::Hydra {
         slurmtest::skip(
             "the silent singleton is MPICH's (Open MPI under a wrong plugin fails by itself); \
-             runs with XYLEM_MPI=mpich",
+             runs with the hydra installations (XYLEM_TEST_MPI=mpich4, mpich5, intelmpi)",
         );
         return;
     }

@@ -2,7 +2,7 @@
 
 mod common;
 
-use common::{parse, sqmr, Flavour};
+use common::{parse, sqmr, Installation};
 
 const SHORT: &[&str] = &[
     "--num_iters",
@@ -105,10 +105,10 @@ fn json_agrees_with_the_text() {
     assert_eq!(doc["config"]["num_nbors"], 2);
     assert_eq!(doc["environment"]["ranks"], 3);
     let library = doc["environment"]["mpi_library"].as_str().unwrap();
-    let flavour = Flavour::from_env();
+    let mpi = Installation::from_env();
     assert!(
-        library.contains(flavour.library_marker()),
-        "built against another MPI than XYLEM_MPI says: {library}"
+        library.contains(mpi.library_marker()),
+        "built against another MPI than XYLEM_TEST_MPI says: {library}"
     );
     let sizes = doc["sizes"].as_array().unwrap();
     assert_eq!(sizes.len(), table.rows.len());

@@ -1,28 +1,22 @@
 //! The proof that network selection is real: two hosts in network namespaces, joined by
-//! a control link and two data links named alike on both, a real MPI job between them,
-//! and the links' byte counters. The selected data link must carry at least 90 % of the
-//! payload, every other data link less than 64 KiB.
+//! a control link and two data links whose interfaces have different names on the two
+//! hosts, a real MPI job between them, and the links' byte counters. The selected data
+//! link must carry at least 90 % of the payload, every other data link less than 64 KiB
+//! from either host.
 //!
-//! Jobs: `sqmr --enable/--disable` (in-process, before MPI_Init) and a plain C MPI
-//! program (50 × 1 MiB each way) under `xylem net exec`. Both MPI libraries (the one
-//! `XYLEM_MPI` names). Skips, saying so, where namespaces cannot be made.
+//! For every data path the MPI installation under test offers here (`XYLEM_TEST_MPI`;
+//! [`paths`]), the jobs are: `sqmr --enable CIDR` (in-process, before MPI_Init), and under
+//! `xylem net exec --enable <both hosts' names>` a plain C ping-pong (point-to-point), an
+//! `MPI_Put` and an `MPI_Get` over a window of 4 MiB, and an `MPI_Allreduce` of 4 MiB, each
+//! 16 times. The default path also runs `sqmr --disable`, and a selection that leaves no
+//! network. Skips, saying so, where namespaces cannot be made (fails under `CI=true`).
 
 use std::path::{Path, PathBuf};
 
 use netns::{
-    build_pingpong, delta, sqmr_proof_payload, Cluster, Counters, Flavour, Job, CONTROL, DATA_A,
-    DATA_B, SQMR_PROOF_ARGS,
+    build_onesided, build_pingpong, delta, sqmr_proof_payload, Cluster, Counters, Installation,
+    Job, CONTROL, DATA_A, DATA_B, SQMR_PROOF_ARGS,
 };
-
-fn cluster() -> Option<Cluster> {
-    match Cluster::create() {
-        Ok(c) => Some(c),
-        Err(why) => {
-            eprintln!("SKIPPED: network namespaces cannot be made here: {}", why.0);
-            None
-        }
-    }
-}
 
 fn xylem() -> PathBuf {
     let path = Path::new(env!("CARGO_BIN_EXE_sqmr")).with_file_name("xylem");
@@ -34,16 +28,93 @@ fn xylem() -> PathBuf {
     path
 }
 
+/// One data path of an MPI library: how the selection asks for it, what else the job
+/// needs, and how to tell from the job's output that it was the one taken.
+struct DataPath {
+    /// Its name in the PROOF lines.
+    name: &'static str,
+    /// The qualifier appended to every item of the selection (`:ucx`), or "".
+    qualifier: &'static str,
+    /// Extra environment of the job.
+    env: &'static [(&'static str, &'static str)],
+    /// A line fragment the job prints (with `env`) when this path carried it.
+    witness: Option<&'static str>,
+}
+
+/// Every data path each installation offers between two hosts on Ethernet here.
+fn paths(mpi: Installation) -> Vec<DataPath> {
+    let ob1 = DataPath {
+        name: "ob1/tcp",
+        qualifier: "",
+        env: &[("OMPI_MCA_pml_base_verbose", "10")],
+        witness: Some("select: component ob1 selected"),
+    };
+    let ompi_ucx = DataPath {
+        name: "pml ucx",
+        qualifier: ":ucx",
+        env: &[("OMPI_MCA_pml_base_verbose", "10")],
+        witness: Some("select: component ucx selected"),
+    };
+    match mpi {
+        Installation::OpenMpi4 => vec![ob1, ompi_ucx],
+        Installation::OpenMpi5 => vec![
+            ob1,
+            ompi_ucx,
+            DataPath {
+                name: "cm/mtl ofi",
+                qualifier: ":ofi",
+                env: &[("OMPI_MCA_pml_base_verbose", "10")],
+                witness: Some("select: component cm selected"),
+            },
+        ],
+        Installation::Mpich4 => vec![DataPath {
+            name: "ch4:ucx",
+            qualifier: "",
+            env: &[],
+            witness: None,
+        }],
+        Installation::Mpich5 => vec![
+            DataPath {
+                name: "ch4:ucx",
+                qualifier: "",
+                env: &[],
+                witness: None,
+            },
+            DataPath {
+                name: "ch4:ofi (tcp)",
+                qualifier: "",
+                env: &[("MPIR_CVAR_CH4_NETMOD", "ofi")],
+                witness: None,
+            },
+        ],
+        Installation::IntelMpi => vec![DataPath {
+            name: "ofi (tcp)",
+            qualifier: "",
+            env: &[("I_MPI_DEBUG", "5")],
+            witness: Some("libfabric provider: tcp"),
+        }],
+    }
+}
+
 struct Outcome {
     job: Job,
     delta: Counters,
 }
 
-fn measure(cluster: &Cluster, flavour: Flavour, program: &[&str]) -> Outcome {
+fn measure(cluster: &Cluster, mpi: Installation, program: &[&str], path: &DataPath) -> Outcome {
     let before = cluster.counters();
-    let job = cluster.launch(flavour, program, &[]);
+    let job = cluster.launch(mpi, program, path.env);
     let after = cluster.counters();
-    assert!(job.success(), "{program:?}: {job:#?}");
+    assert!(job.success(), "{} {program:?}: {job:#?}", path.name);
+    if let Some(witness) = path.witness {
+        assert!(
+            job.stdout.contains(witness) || job.stderr.contains(witness),
+            "{} {program:?}: the path did not say `{witness}`:\n{}\n{}",
+            path.name,
+            job.stdout,
+            job.stderr
+        );
+    }
     Outcome {
         job,
         delta: delta(&before, &after),
@@ -61,95 +132,118 @@ fn assert_carried(outcome: &Outcome, payload: u64, selected: &[&str], others: &[
     );
 }
 
+/// `list` with `qualifier` after every item.
+fn qualified(list: &str, qualifier: &str) -> String {
+    list.split(',')
+        .map(|item| format!("{item}{qualifier}"))
+        .collect::<Vec<_>>()
+        .join(",")
+}
+
 #[test]
-fn network_selection_moves_the_bytes() {
-    let flavour = Flavour::from_env();
-    let Some(cluster) = cluster() else { return };
+fn network_selection_moves_the_bytes_on_every_path() {
+    let mpi = Installation::from_env();
+    let Some(cluster) = netns::cluster_or_skip() else {
+        return;
+    };
     let sqmr = env!("CARGO_BIN_EXE_sqmr");
     let xylem = xylem();
     let xylem = xylem.to_str().unwrap();
-    let pingpong = build_pingpong(flavour, cluster.dir());
+    let pingpong = build_pingpong(mpi, cluster.dir());
     let pingpong = pingpong.to_str().unwrap();
+    let onesided = build_onesided(mpi, cluster.dir());
+    let onesided = onesided.to_str().unwrap();
     let ping_payload = 50u64 << 20;
+    let onesided_payload = 16u64 * (4 << 20);
     let sqmr_bytes = sqmr_proof_payload();
 
-    // sqmr, CIDR, in-process.
-    let mut args = vec![sqmr, "--enable", "10.20.0.0/24"];
+    for path in paths(mpi) {
+        let label = |what: &str| format!("{} {}: {what}", mpi.name(), path.name);
+
+        // sqmr, CIDR, in-process.
+        let cidr = qualified(&DATA_A.cidr(), path.qualifier);
+        let mut args = vec![sqmr, "--enable", &cidr];
+        args.extend(SQMR_PROOF_ARGS);
+        let o = measure(&cluster, mpi, &args, &path);
+        assert!(
+            o.job.stdout.contains(&format!(
+                "# network selection (rank 0's host): --enable {cidr}"
+            )),
+            "{}",
+            o.job.stdout
+        );
+        assert_carried(
+            &o,
+            sqmr_bytes,
+            &[DATA_A.name],
+            &[DATA_B.name],
+            &label(&format!("sqmr --enable {cidr}")),
+        );
+
+        // A plain MPI program under xylem net exec, by interface names that differ on
+        // the two hosts.
+        let names = qualified(&DATA_B.both(), path.qualifier);
+        let o = measure(
+            &cluster,
+            mpi,
+            &[xylem, "net", "exec", "--enable", &names, "--", pingpong],
+            &path,
+        );
+        assert!(
+            o.job.stdout.contains("payload_each_way 52428800"),
+            "{}",
+            o.job.stdout
+        );
+        assert_carried(
+            &o,
+            ping_payload,
+            &[DATA_B.name],
+            &[DATA_A.name],
+            &label(&format!("net exec --enable {names} -- pingpong")),
+        );
+
+        // One-sided traffic and a collective, on the other link.
+        let names = qualified(&DATA_A.both(), path.qualifier);
+        for mode in ["put", "get", "allreduce"] {
+            let o = measure(
+                &cluster,
+                mpi,
+                &[
+                    xylem, "net", "exec", "--enable", &names, "--", onesided, mode,
+                ],
+                &path,
+            );
+            let said = format!("payload {mode} {onesided_payload}");
+            assert!(o.job.stdout.contains(&said), "{said}: {}", o.job.stdout);
+            assert_carried(
+                &o,
+                onesided_payload,
+                &[DATA_A.name],
+                &[DATA_B.name],
+                &label(&format!("net exec --enable {names} -- onesided {mode}")),
+            );
+        }
+    }
+
+    let default = &paths(mpi)[0];
+    // sqmr, interface names, --disable: data A and the control link off leaves data B.
+    let disable = format!("{},{}", DATA_A.both(), CONTROL.both());
+    let mut args = vec![sqmr, "--disable", &disable];
     args.extend(SQMR_PROOF_ARGS);
-    let o = measure(&cluster, flavour, &args);
-    assert!(
-        o.job
-            .stdout
-            .contains("# network selection (rank 0's host): --enable 10.20.0.0/24"),
-        "{}",
-        o.job.stdout
-    );
+    let o = measure(&cluster, mpi, &args, default);
     assert_carried(
         &o,
         sqmr_bytes,
-        &[DATA_A.name],
-        &[DATA_B.name],
-        "sqmr --enable 10.20.0.0/24",
-    );
-
-    // sqmr, interface name, --disable: data0 and the control link off leaves data1.
-    let mut args = vec![sqmr, "--disable", "data0,mgmt0"];
-    args.extend(SQMR_PROOF_ARGS);
-    let o = measure(&cluster, flavour, &args);
-    assert_carried(
-        &o,
-        sqmr_bytes,
         &[DATA_B.name],
         &[DATA_A.name],
-        "sqmr --disable data0,mgmt0",
-    );
-
-    // A plain MPI program under xylem net exec, interface name.
-    let o = measure(
-        &cluster,
-        flavour,
-        &[xylem, "net", "exec", "--enable", "data1", "--", pingpong],
-    );
-    assert!(
-        o.job.stdout.contains("payload_each_way 52428800"),
-        "{}",
-        o.job.stdout
-    );
-    assert_carried(
-        &o,
-        ping_payload,
-        &[DATA_B.name],
-        &[DATA_A.name],
-        "net exec --enable data1",
-    );
-
-    // CIDR through net exec, the other link.
-    let o = measure(
-        &cluster,
-        flavour,
-        &[
-            xylem,
-            "net",
-            "exec",
-            "--enable",
-            "10.20.0.0/24",
-            "--",
-            pingpong,
-        ],
-    );
-    assert_carried(
-        &o,
-        ping_payload,
-        &[DATA_A.name],
-        &[DATA_B.name],
-        "net exec --enable 10.20.0.0/24",
+        &format!("{} {}: sqmr --disable {disable}", mpi.name(), default.name),
     );
 
     // A selection that leaves the hosts no network: every rank on both hosts stops
     // together with one clear message, before the benchmark starts; no hang.
     let mut args = vec![sqmr, "--disable", "ethernet"];
     args.extend(SQMR_PROOF_ARGS);
-    let job = cluster.launch(flavour, &args, &[]);
+    let job = cluster.launch(mpi, &args, &[]);
     assert_eq!(job.code, Some(2), "{job:#?}");
     let errors: Vec<&str> = job
         .stderr
@@ -168,59 +262,19 @@ fn network_selection_moves_the_bytes() {
     // three, and together they carry the payload.
     let o = measure(
         &cluster,
-        flavour,
+        mpi,
         &[xylem, "net", "exec", "--enable", "ethernet", "--", pingpong],
+        default,
     );
     assert_carried(
         &o,
         ping_payload,
         &[DATA_A.name, DATA_B.name, CONTROL.name],
         &[],
-        "net exec --enable ethernet",
+        &format!(
+            "{} {}: net exec --enable ethernet",
+            mpi.name(),
+            default.name
+        ),
     );
-}
-
-#[test]
-fn a_qualifier_chooses_the_path() {
-    if Flavour::from_env() != Flavour::OpenMpi {
-        eprintln!("SKIPPED: qualifiers choose between Open MPI's paths (XYLEM_MPI=mpich)");
-        return;
-    }
-    let Some(cluster) = cluster() else { return };
-    let xylem = xylem();
-    let xylem = xylem.to_str().unwrap();
-    let pingpong = build_pingpong(Flavour::OpenMpi, cluster.dir());
-    let pingpong = pingpong.to_str().unwrap();
-    let payload = 50u64 << 20;
-    for (list, path, link, other) in [
-        ("data0:tcp", "ob1", DATA_A.name, DATA_B.name),
-        ("data1:ucx", "ucx", DATA_B.name, DATA_A.name),
-    ] {
-        let before = cluster.counters();
-        let job = cluster.launch(
-            Flavour::OpenMpi,
-            &[xylem, "net", "exec", "--enable", list, "--", pingpong],
-            &[("OMPI_MCA_pml_base_verbose", "10")],
-        );
-        let after = cluster.counters();
-        assert!(job.success(), "{list}: {job:#?}");
-        let selected = format!("select: component {path} selected");
-        assert!(
-            job.stdout.contains(&selected) || job.stderr.contains(&selected),
-            "{list}: the {path} path was not the one taken:\n{}\n{}",
-            job.stdout,
-            job.stderr
-        );
-        let o = Outcome {
-            job,
-            delta: delta(&before, &after),
-        };
-        assert_carried(
-            &o,
-            payload,
-            &[link],
-            &[other],
-            &format!("net exec --enable {list}"),
-        );
-    }
 }

@@ -5,12 +5,12 @@
 use std::path::Path;
 use std::time::Duration;
 
-pub use mpitest::{Flavour, Job};
+pub use mpitest::{Installation, Job};
 
 /// Launches the `sqmr` under test on `ranks` ranks.
 pub fn sqmr(ranks: usize, args: &[&str]) -> Job {
     let job = mpitest::launch(
-        Flavour::from_env(),
+        Installation::from_env(),
         ranks,
         Path::new(env!("CARGO_BIN_EXE_sqmr")),
         args,
