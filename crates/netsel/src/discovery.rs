@@ -259,7 +259,10 @@ fn read_verbs(dir: &Path, name: &str) -> VerbsDevice {
     }
 }
 
-fn verbs_kind(
+/// The kind of a verbs device from its `node_type`, driver, name and ports' link
+/// layers: `4: RNIC` is iWARP, `5`/`6` usNIC; a `1: CA` is RoCE when a port's link layer is
+/// Ethernet, else Omni-Path when driven by `hfi1`, else InfiniBand (`qib` included).
+pub fn verbs_kind(
     node_type: Option<&str>,
     driver: Option<&str>,
     name: &str,
@@ -272,10 +275,10 @@ fn verbs_kind(
         Some(4) => VerbsKind::Iwarp,
         Some(5) | Some(6) => VerbsKind::Usnic,
         Some(1) => {
-            let opa_driver = matches!(driver, Some("hfi1") | Some("qib"));
-            if opa_driver || name.starts_with("hfi1_") || name.starts_with("qib") {
-                return VerbsKind::OmniPath;
-            }
+            // The port's link layer says what the network is: Ethernet is RoCE,
+            // InfiniBand is InfiniBand, whatever the driver. Among InfiniBand link layers,
+            // `hfi1` is Omni-Path (a fabric of its own); `qib` (TrueScale) stays InfiniBand,
+            // its driver only picks the path (PSM), see `host::is_truescale`.
             let ethernet = ports.iter().any(|p| {
                 p.link_layer
                     .as_deref()
@@ -283,6 +286,8 @@ fn verbs_kind(
             });
             if ethernet {
                 VerbsKind::Roce
+            } else if driver == Some("hfi1") || name.starts_with("hfi1_") {
+                VerbsKind::OmniPath
             } else {
                 VerbsKind::Infiniband
             }

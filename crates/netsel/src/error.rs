@@ -11,7 +11,7 @@ or a CIDR (10.20.0.0/16, fd00:30::/64)";
 
 /// The accepted qualifiers, for error messages.
 pub const ACCEPTED_QUALIFIERS: &str =
-    "tcp, ucx (alias yalla), ofi, verbs (aliases openib, btl), mtl, usnic, psm2";
+    "tcp, ucx (alias yalla), ofi, verbs (aliases openib, btl), mtl, usnic, psm2, psm";
 
 /// A malformed `--enable`/`--disable` list. Positions count items from 1.
 #[derive(Debug, Clone, PartialEq, Eq, Error)]

@@ -41,7 +41,11 @@ pub enum Flavour {
 }
 
 /// The spellings `Flavour::from_str` accepts, for messages.
-pub const FLAVOUR_NAMES: &str = "openmpi-4.1, openmpi-5.0 (or openmpi-X.Y, ompi4, ompi5), mpich-ucx, mpich-ofi, mpich-nemesis (or mpich = ch4:ucx), intel, mvapich2";
+pub const FLAVOUR_NAMES: &str = "openmpi-4.1, openmpi-5.0 (or openmpi-X.Y, openmpi4, openmpi5, ompi4, ompi5), mpich-ucx, mpich-ofi, mpich-nemesis (or mpich, mpich4, mpich5 = ch4:ucx), intel (or intelmpi), mvapich2";
+
+/// The environment variable with which MPICH 4 and later choose the ch4 netmod at run
+/// time when the library was built with several (`MPICH Device: ch4:ucx ofi`).
+pub const CH4_NETMOD_ENV: &str = "MPIR_CVAR_CH4_NETMOD";
 
 impl fmt::Display for Flavour {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
@@ -72,7 +76,9 @@ impl FromStr for Flavour {
         match lower.as_str() {
             "ompi4" | "openmpi4" | "openmpi-4" | "openmpi" | "ompi" => return ompi(4, 1),
             "ompi5" | "openmpi5" | "openmpi-5" => return ompi(5, 0),
-            "mpich" | "mpich-ucx" | "mpich:ch4:ucx" | "ch4:ucx" => {
+            // MPICH 5's pip build lists both netmods (`ch4:ucx ofi`), ucx first and default.
+            "mpich" | "mpich-ucx" | "mpich:ch4:ucx" | "ch4:ucx" | "mpich4" | "mpich-4"
+            | "mpich5" | "mpich-5" => {
                 return Ok(Flavour::Mpich {
                     device: MpichDevice::Ch4Ucx,
                 })
@@ -101,6 +107,56 @@ impl FromStr for Flavour {
         }
         Err(UnknownFlavour(s.to_string()))
     }
+}
+
+/// The devices an (lower-case) MPICH version text names, in order, from its
+/// `MPICH Device:` line (`ch4:ucx`, `ch4:ofi`, `ch3:nemesis`, or `ch4:ucx ofi` for a
+/// ch4 built with both netmods, the first the default); without that line, from the
+/// whole text, as before (the configure line may name other devices, so the device line
+/// wins when present).
+fn mpich_netmods(lower: &str) -> Vec<MpichDevice> {
+    let line = lower.lines().find_map(|l| {
+        l.find("mpich device")
+            .map(|pos| &l[pos + "mpich device".len()..])
+    });
+    let Some(line) = line else {
+        let device = if lower.contains("ch4:ofi") {
+            MpichDevice::Ch4Ofi
+        } else if lower.contains("ch3:nemesis") || lower.contains("ch3:sock") {
+            MpichDevice::Ch3Nemesis
+        } else {
+            MpichDevice::Ch4Ucx
+        };
+        return vec![device];
+    };
+    let value = line.trim_start_matches(|c: char| c == ':' || c.is_whitespace());
+    let mut out = Vec::new();
+    let mut device = "";
+    for word in value.split(|c: char| c.is_whitespace() || c == ',') {
+        if word.is_empty() {
+            continue;
+        }
+        let netmod = match word.split_once(':') {
+            Some((dev, netmod)) => {
+                device = dev;
+                netmod
+            }
+            None => word,
+        };
+        let d = match (device, netmod) {
+            ("ch4", "ucx") => MpichDevice::Ch4Ucx,
+            ("ch4", "ofi") => MpichDevice::Ch4Ofi,
+            ("ch3", "nemesis") | ("ch3", "sock") => MpichDevice::Ch3Nemesis,
+            _ => continue,
+        };
+        if !out.contains(&d) {
+            out.push(d);
+        }
+    }
+    if out.is_empty() {
+        out.push(MpichDevice::Ch4Ucx);
+    }
+    out
 }
 
 fn parse_version(v: &str) -> Option<(u32, u32)> {
@@ -134,21 +190,39 @@ impl Flavour {
             return Some(Flavour::Mvapich2);
         }
         if lower.contains("mpich") {
-            // Prefer the `MPICH Device:` line: the configure line may name other devices.
-            let device_text = lower
-                .lines()
-                .find(|l| l.contains("mpich device"))
-                .unwrap_or(&lower);
-            let device = if device_text.contains("ch4:ofi") {
-                MpichDevice::Ch4Ofi
-            } else if device_text.contains("ch3:nemesis") || device_text.contains("ch3:sock") {
-                MpichDevice::Ch3Nemesis
-            } else {
-                MpichDevice::Ch4Ucx
-            };
+            let device = mpich_netmods(&lower)
+                .first()
+                .copied()
+                .unwrap_or(MpichDevice::Ch4Ucx);
             return Some(Flavour::Mpich { device });
         }
         None
+    }
+
+    /// Like [`Flavour::detect`], and for an MPICH whose `MPICH Device:` line lists several
+    /// ch4 netmods (MPICH 5's pip build: `ch4:ucx ofi`, the first being the default), the
+    /// one `MPIR_CVAR_CH4_NETMOD` picks at run time, looked up with `env` (e.g.
+    /// `|k| std::env::var(k).ok()`). The variable is ignored when the device line names one
+    /// netmod (the library has no other) or when it names a netmod the line does not list.
+    pub fn detect_with_env(version: &str, env: impl Fn(&str) -> Option<String>) -> Option<Flavour> {
+        let flavour = Flavour::detect(version)?;
+        if !matches!(flavour, Flavour::Mpich { .. }) {
+            return Some(flavour);
+        }
+        let netmods = mpich_netmods(&version.to_ascii_lowercase());
+        if netmods.len() < 2 {
+            return Some(flavour);
+        }
+        let chosen =
+            env(CH4_NETMOD_ENV).and_then(|v| match v.trim().to_ascii_lowercase().as_str() {
+                "ucx" => Some(MpichDevice::Ch4Ucx),
+                "ofi" => Some(MpichDevice::Ch4Ofi),
+                _ => None,
+            });
+        match chosen {
+            Some(device) if netmods.contains(&device) => Some(Flavour::Mpich { device }),
+            _ => Some(flavour),
+        }
     }
 
     /// True for Open MPI 5 and later (no openib, `sm` instead of `vader`, PRRTE).

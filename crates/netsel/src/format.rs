@@ -4,6 +4,17 @@ use std::fmt::Write as _;
 
 use crate::host::Host;
 use crate::plan::Report;
+use crate::resolve::Resolution;
+
+/// The warning lines of a resolution, one per item that matched nothing usable on the
+/// host (typos, another host's interface, a port that is down) or that can never be
+/// selected (`lo`, `self`, shared memory), e.g.
+/// `--enable: typo0 matches nothing on host h1 (it has: lo, eth0, ib0, mlx5_0:1)`.
+/// Front ends print each on stderr with their own prefix (`xylem: `); with `--strict`
+/// any line is an error. Empty when every item matched.
+pub fn selection_warnings(res: &Resolution) -> Vec<String> {
+    res.unmatched.iter().map(|u| u.warning()).collect()
+}
 
 /// A plain table of what the host has, as the resolver sees it.
 pub fn host_table(host: &Host) -> String {
@@ -99,23 +110,14 @@ pub fn report_text(r: &Report) -> String {
     for l in res.left_out.iter().chain(t.left_out.iter()) {
         let _ = writeln!(out, "  {}: {}", l.what, l.reason);
     }
-    for u in &res.unmatched {
-        let why = if u.why.is_empty() {
-            String::new()
-        } else {
-            format!(" ({})", u.why)
-        };
-        let _ = writeln!(
-            out,
-            "warning: item `{}` matches nothing usable on {}{why}; it has: {}",
-            u.item, res.hostname, u.host_has
-        );
+    for w in selection_warnings(res) {
+        let _ = writeln!(out, "warning: {w}");
     }
     let _ = writeln!(out, "settings:");
     for s in &t.settings {
         let (k, v) = s.env_pair();
         let kept = if r.already_set.contains(&k) {
-            " [already set by the user to this value]"
+            " [already set by the user to a value that means the same; kept]"
         } else {
             ""
         };

@@ -118,6 +118,8 @@ pub enum Qualifier {
     Usnic,
     /// Omni-Path PSM2 (Open MPI's psm2 MTL, libfabric's psm2 provider).
     Psm2,
+    /// TrueScale PSM (Open MPI 4's psm MTL) for `qib` InfiniBand HCAs.
+    Psm,
 }
 
 /// Every accepted spelling of a qualifier.
@@ -132,6 +134,7 @@ pub const QUALIFIERS: &[(&str, Qualifier)] = &[
     ("mtl", Qualifier::Mtl),
     ("usnic", Qualifier::Usnic),
     ("psm2", Qualifier::Psm2),
+    ("psm", Qualifier::Psm),
 ];
 
 impl Qualifier {
@@ -145,6 +148,7 @@ impl Qualifier {
             Qualifier::Mtl => "mtl",
             Qualifier::Usnic => "usnic",
             Qualifier::Psm2 => "psm2",
+            Qualifier::Psm => "psm",
         }
     }
 

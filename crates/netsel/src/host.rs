@@ -93,7 +93,9 @@ pub enum VerbsKind {
     Iwarp,
     /// `5: usNIC` or `6: usNIC UDP`.
     Usnic,
-    /// An InfiniBand-like CA driven by `hfi1` (or `qib`): Omni-Path.
+    /// An InfiniBand-like CA driven by `hfi1`: Omni-Path. (A `qib` HCA, QLogic/Intel
+    /// TrueScale, is InfiniBand: its link layer says so; only its path differs, see
+    /// [`is_truescale`].)
     OmniPath,
     /// Anything else.
     Other,
@@ -150,6 +152,20 @@ pub struct VerbsDevice {
     pub ports: Vec<VerbsPort>,
 }
 
+/// True for a QLogic/Intel TrueScale HCA (kernel driver `qib`, PCI driver name
+/// `ib_qib`, devices `qib0`, ...): InfiniBand by its link layer, but reached through PSM
+/// (Open MPI 4's `mtl psm`) rather than UCX, which does not support it.
+pub fn is_truescale(driver: Option<&str>, device: &str) -> bool {
+    matches!(driver, Some("qib") | Some("ib_qib")) || device.starts_with("qib")
+}
+
+impl VerbsDevice {
+    /// True for a TrueScale (`qib`) HCA; see [`is_truescale`].
+    pub fn is_truescale(&self) -> bool {
+        is_truescale(self.driver.as_deref(), &self.name)
+    }
+}
+
 /// Everything discovery found on one host.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct Host {
@@ -174,6 +190,23 @@ impl Host {
         self.verbs
             .iter()
             .find(|v| v.name.eq_ignore_ascii_case(name))
+    }
+
+    /// The names of everything the host has, for short messages: its netdevs (loopback
+    /// included) in the kernel's order (`ifindex`, then name), then every verbs port as
+    /// `dev:port`: `lo, eth0, ib0, mlx5_0:1`.
+    pub fn names(&self) -> Vec<String> {
+        let mut netdevs: Vec<&Netdev> = self.netdevs.iter().collect();
+        netdevs.sort_by_key(|n| (n.ifindex.unwrap_or(u32::MAX), n.name.clone()));
+        netdevs
+            .into_iter()
+            .map(|n| n.name.clone())
+            .chain(
+                self.verbs
+                    .iter()
+                    .flat_map(|v| v.ports.iter().map(|p| format!("{}:{}", v.name, p.number))),
+            )
+            .collect()
     }
 
     /// A one-line summary of what the host has, for error messages:

@@ -4,7 +4,9 @@
 //! ([`grammar`]), resolved against each host's real interfaces ([`discovery`],
 //! [`resolve`]) and translated into the settings of the MPI library in use
 //! ([`flavour`], [`path`], [`translate`]). [`apply_to_env`] does it all for the
-//! current process before `MPI_Init`; [`format`] prints reports.
+//! current process before `MPI_Init`; [`format`] prints reports and the warnings of
+//! items that matched nothing ([`format::selection_warnings`]); [`reach`] finds pairs of
+//! hosts whose selected networks share no subnet.
 //!
 //! ```
 //! use netsel::{Mode, Selection};
@@ -23,6 +25,7 @@ pub mod grammar;
 pub mod host;
 pub mod path;
 pub mod plan;
+pub mod reach;
 pub mod resolve;
 pub mod settings;
 pub mod translate;
@@ -33,6 +36,9 @@ pub use flavour::{Flavour, MpichDevice};
 pub use grammar::{HumanName, Item, Mode, Network, Qualifier, Selection};
 pub use host::{Host, Netdev, NetdevKind, VerbsDevice, VerbsKind, VerbsPort};
 pub use plan::{apply_to_env, apply_with, plan, Conflict, Error, Report};
-pub use resolve::{resolve, Resolution};
-pub use settings::{Knob, Setting};
+pub use reach::{
+    unreachable_pairs, HostNetworks, SelectedInterface, SelectedPort, UnreachablePair,
+};
+pub use resolve::{resolve, ItemMatch, Resolution, Unmatched, UnmatchedKind};
+pub use settings::{same_meaning, Knob, Setting};
 pub use translate::{translate, Translation};

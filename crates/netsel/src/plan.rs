@@ -3,8 +3,10 @@
 //!
 //! Conflict policy: a user's own setting of a knob we would set (or of a knob that must
 //! stay unset beside ours, like `btl_tcp_if_exclude` beside `btl_tcp_if_include`) is an
-//! error listing every such knob, unless the user's value equals ours (then it is kept
-//! and reported as "already set"). We never override silently and never keep a value
+//! error listing every such knob, unless the user's value means the same as ours (then it
+//! is kept and reported as "already set"). Values are compared by meaning, not text
+//! ([`crate::settings::same_meaning`]): `UCX_TLS=tcp,self` agrees with `self,sm,tcp`,
+//! `UCX_NET_DEVICES=eth0,mlx5_0:1` with `mlx5_0:1,eth0`. We never override silently and never keep a value
 //! that would contradict the selection, because a half-applied selection is worse than
 //! none.
 
@@ -90,7 +92,8 @@ pub struct Report {
     pub resolution: Resolution,
     /// The settings for the flavour.
     pub translation: Translation,
-    /// Settings the user had already set to the same value.
+    /// Settings the user had already set to a value that means the same (kept as the
+    /// user set them).
     pub already_set: Vec<String>,
 }
 
@@ -118,7 +121,7 @@ pub fn plan(
     for s in &translation.settings {
         let name = s.knob.env_name();
         if let Some(user) = environment.get(&name) {
-            if user == &s.value {
+            if s.agrees_with(user) {
                 already_set.push(name.clone());
             } else {
                 conflicts.push(Conflict {

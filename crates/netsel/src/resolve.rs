@@ -11,9 +11,14 @@
 //! | a verbs device name, with optional port | its ports (or that port) | the netdevs behind them |
 //! | a CIDR | the ports whose netdev has an address inside | netdevs with an address inside |
 //!
-//! A qualifier then narrows: `tcp` keeps only IP interfaces; `verbs`, `psm2` and `usnic`
+//! A qualifier then narrows: `tcp` keeps only IP interfaces; `verbs`, `psm2`, `psm` and `usnic`
 //! keep only verbs ports; `ucx`, `ofi` and `mtl` keep both. Loopback, netdevs without an
 //! address and ports that are not ACTIVE are never candidates.
+//!
+//! An item that matches nothing usable on the host (a typo, a port that is down, `lo`,
+//! `self`) is recorded in [`Resolution::unmatched`], for `--enable` and `--disable` alike,
+//! so that every front end can say so ([`Unmatched::warning`],
+//! [`crate::format::selection_warnings`]).
 
 use std::collections::BTreeSet;
 
@@ -21,7 +26,7 @@ use ipnet::IpNet;
 use serde::Serialize;
 
 use crate::grammar::{HumanName, Item, Mode, Network, Qualifier, Selection};
-use crate::host::{Host, NetdevKind, VerbsKind};
+use crate::host::{is_truescale, Host, NetdevKind, VerbsKind};
 
 /// An IP interface chosen for use.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
@@ -49,6 +54,9 @@ pub struct PortUse {
     pub port: u32,
     /// The device's kind.
     pub kind: VerbsKind,
+    /// The device's driver (`mlx5_core`, `hfi1`, `ib_qib`), if known: it picks the path
+    /// (PSM for TrueScale `qib`, PSM2 for Omni-Path `hfi1`).
+    pub driver: Option<String>,
     /// Netdevs behind the port.
     pub netdevs: Vec<String>,
     /// Qualifiers of the items that chose it.
@@ -64,6 +72,22 @@ impl PortUse {
     pub fn id(&self) -> String {
         format!("{}:{}", self.device, self.port)
     }
+
+    /// True for a port of a TrueScale (`qib`) HCA, reached through PSM.
+    pub fn is_truescale(&self) -> bool {
+        is_truescale(self.driver.as_deref(), &self.device)
+    }
+}
+
+/// What one `--enable` item reached on this host (usable targets only).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct ItemMatch {
+    /// The item.
+    pub item: Item,
+    /// The IP interfaces it chose.
+    pub ip: Vec<String>,
+    /// The verbs ports (`dev:port`) it chose.
+    pub ports: Vec<String>,
 }
 
 /// Something the host has that will not be used.
@@ -75,7 +99,22 @@ pub struct LeftOut {
     pub reason: String,
 }
 
-/// An `--enable` item that matched nothing on this host.
+/// Why an item matched nothing usable.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum UnmatchedKind {
+    /// The host has nothing of that name, kind or address (a typo, or another host's
+    /// interface).
+    Nothing,
+    /// It names something the host has but cannot use (a port that is down, a netdev
+    /// without an address).
+    Unusable,
+    /// It names process loopback or shared memory (`lo`, `127.0.0.0/8`, `self`, `sm`),
+    /// which are always kept and cannot be selected: the item is ignored.
+    AlwaysKept,
+}
+
+/// An item that matched nothing usable on this host.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct Unmatched {
     /// The item as printed.
@@ -84,7 +123,49 @@ pub struct Unmatched {
     pub why: String,
     /// What the host has, for the message.
     pub host_has: String,
+    /// `--enable` or `--disable`.
+    pub switch: &'static str,
+    /// What kind of miss it is.
+    pub kind: UnmatchedKind,
+    /// The host.
+    pub hostname: String,
+    /// The names of what the host has ([`Host::names`]).
+    pub host_names: Vec<String>,
 }
+
+impl Unmatched {
+    /// The one-line warning for this item, e.g. `--enable: typo0 matches nothing on host
+    /// h1 (it has: lo, eth0, ib0, mlx5_0:1)`. Front ends prefix their name (`xylem: `).
+    pub fn warning(&self) -> String {
+        let has = self.host_names.join(", ");
+        match self.kind {
+            UnmatchedKind::Nothing => format!(
+                "{}: {} matches nothing on host {} (it has: {has})",
+                self.switch, self.item, self.hostname
+            ),
+            UnmatchedKind::Unusable => format!(
+                "{}: {} matches nothing usable on host {}: {} (it has: {has})",
+                self.switch, self.item, self.hostname, self.why
+            ),
+            UnmatchedKind::AlwaysKept => format!(
+                "{}: {} is ignored on host {}: {}",
+                self.switch, self.item, self.hostname, self.why
+            ),
+        }
+    }
+}
+
+/// Names that mean process loopback or shared memory, which are always kept.
+const ALWAYS_KEPT_NAMES: &[(&str, &str)] = &[
+    ("self", "process loopback"),
+    ("sm", "shared memory"),
+    ("shm", "shared memory"),
+    ("vader", "shared memory"),
+];
+
+/// The reason process loopback and shared memory cannot be selected.
+const ALWAYS_KEPT: &str =
+    "process loopback and shared memory are always kept and cannot be selected";
 
 /// The outcome of resolving a selection on one host.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
@@ -105,13 +186,14 @@ pub struct Resolution {
     pub excluded_ports: Vec<String>,
     /// What is not used, and why.
     pub left_out: Vec<LeftOut>,
-    /// `--enable` items that matched nothing.
+    /// Items (of `--enable` or `--disable`) that matched nothing usable.
     pub unmatched: Vec<Unmatched>,
+    /// What each `--enable` item reached (empty for `--disable`), in the order given.
+    pub items: Vec<ItemMatch>,
 }
 
 /// The selection leaves the host without any network.
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-#[error("{switch} {list} leaves host {hostname} with no network{detail}; it has: {host_has}")]
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub struct NoNetwork {
     /// The host.
     pub hostname: String,
@@ -119,10 +201,48 @@ pub struct NoNetwork {
     pub switch: &'static str,
     /// The list.
     pub list: String,
-    /// Extra detail (items that matched nothing).
-    pub detail: String,
     /// What the host has.
     pub host_has: String,
+    /// The items that matched nothing usable (see [`Resolution::unmatched`]).
+    pub unmatched: Vec<Unmatched>,
+}
+
+impl std::fmt::Display for NoNetwork {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(
+            f,
+            "{} {} leaves host {} with no network{}; it has: {}",
+            self.switch,
+            self.list,
+            self.hostname,
+            self.detail(),
+            self.host_has
+        )
+    }
+}
+
+impl std::error::Error for NoNetwork {}
+
+impl NoNetwork {
+    /// The items that matched nothing, for the message: ` (matched nothing: `ib`, `lo`
+    /// (lo is loopback; ...))`, or empty.
+    pub fn detail(&self) -> String {
+        if self.unmatched.is_empty() {
+            return String::new();
+        }
+        let items: Vec<String> = self
+            .unmatched
+            .iter()
+            .map(|u| {
+                if u.why.is_empty() {
+                    format!("`{}`", u.item)
+                } else {
+                    format!("`{}` ({})", u.item, u.why)
+                }
+            })
+            .collect();
+        format!(" (matched nothing: {})", items.join(", "))
+    }
 }
 
 #[derive(Default)]
@@ -250,7 +370,9 @@ fn item_matches(host: &Host, item: &Item) -> Matches {
     }
     match item.qualifier {
         Some(Qualifier::Tcp) => m.ports.clear(),
-        Some(Qualifier::Verbs | Qualifier::Psm2 | Qualifier::Usnic) => m.ip.clear(),
+        Some(Qualifier::Verbs | Qualifier::Psm2 | Qualifier::Psm | Qualifier::Usnic) => {
+            m.ip.clear()
+        }
         _ => {}
     }
     m.ip.sort();
@@ -269,9 +391,7 @@ pub fn resolve(selection: &Selection, host: &Host) -> Result<Resolution, NoNetwo
         if n.kind == NetdevKind::Loopback {
             left_out.push(LeftOut {
                 what: n.name.clone(),
-                reason:
-                    "loopback: process loopback and shared memory are always kept, not selectable"
-                        .into(),
+                reason: format!("loopback: {ALWAYS_KEPT}"),
             });
         } else if n.addrs.is_empty() {
             let why = match &n.master {
@@ -308,6 +428,7 @@ pub fn resolve(selection: &Selection, host: &Host) -> Result<Resolution, NoNetwo
     let mut unmatched = Vec::new();
     let mut excluded_ip = Vec::new();
     let mut excluded_ports = Vec::new();
+    let mut items = Vec::new();
 
     let per_item: Vec<(&Item, Matches)> = selection
         .items
@@ -361,6 +482,7 @@ pub fn resolve(selection: &Selection, host: &Host) -> Result<Resolution, NoNetwo
                                 device: v.name.clone(),
                                 port: p.number,
                                 kind: v.kind,
+                                driver: v.driver.clone(),
                                 netdevs: p.netdevs.clone(),
                                 qualifiers: BTreeSet::new(),
                                 unqualified: false,
@@ -374,23 +496,28 @@ pub fn resolve(selection: &Selection, host: &Host) -> Result<Resolution, NoNetwo
                         .reasons
                         .push(format!("{} port named by --enable item `{item}`", v.kind));
                 }
-                if !hit {
-                    // Say why when the item names something the host has but cannot use.
-                    let names: Vec<String> =
-                        m.ip.iter()
+                if hit {
+                    items.push(ItemMatch {
+                        item: (*item).clone(),
+                        ip: m
+                            .ip
+                            .iter()
+                            .filter(|n| ip_candidates.iter().any(|c| &c.name == *n))
                             .cloned()
-                            .chain(m.ports.iter().map(|(d, n)| format!("{d}:{n}")))
-                            .collect();
-                    let why: Vec<String> = left_out
-                        .iter()
-                        .filter(|l| names.contains(&l.what))
-                        .map(|l| format!("{} is left out: {}", l.what, l.reason))
-                        .collect();
-                    unmatched.push(Unmatched {
-                        item: item.to_string(),
-                        why: why.join("; "),
-                        host_has: host.summary(),
+                            .collect(),
+                        ports: m
+                            .ports
+                            .iter()
+                            .filter(|(d, n)| {
+                                port_candidates
+                                    .iter()
+                                    .any(|(v, p)| &v.name == d && p.number == *n)
+                            })
+                            .map(|(d, n)| format!("{d}:{n}"))
+                            .collect(),
                     });
+                } else {
+                    unmatched.push(miss(host, selection.mode, item, m, &left_out));
                 }
             }
             for n in &ip_candidates {
@@ -418,6 +545,19 @@ pub fn resolve(selection: &Selection, host: &Host) -> Result<Resolution, NoNetwo
             }
         }
         Mode::Disable => {
+            for (item, m) in &per_item {
+                let hit =
+                    m.ip.iter()
+                        .any(|n| ip_candidates.iter().any(|c| &c.name == n))
+                        || m.ports.iter().any(|(d, n)| {
+                            port_candidates
+                                .iter()
+                                .any(|(v, p)| &v.name == d && p.number == *n)
+                        });
+                if !hit {
+                    unmatched.push(miss(host, selection.mode, item, m, &left_out));
+                }
+            }
             let hit_by = |is_hit: &dyn Fn(&Matches) -> bool| -> Option<String> {
                 per_item
                     .iter()
@@ -459,6 +599,7 @@ pub fn resolve(selection: &Selection, host: &Host) -> Result<Resolution, NoNetwo
                         device: v.name.clone(),
                         port: p.number,
                         kind: v.kind,
+                        driver: v.driver.clone(),
                         netdevs: p.netdevs.clone(),
                         qualifiers: BTreeSet::new(),
                         unqualified: true,
@@ -474,30 +615,12 @@ pub fn resolve(selection: &Selection, host: &Host) -> Result<Resolution, NoNetwo
     }
 
     if ip.is_empty() && ports.is_empty() {
-        let detail = if unmatched.is_empty() {
-            String::new()
-        } else {
-            format!(
-                " (matched nothing: {})",
-                unmatched
-                    .iter()
-                    .map(|u| {
-                        if u.why.is_empty() {
-                            format!("`{}`", u.item)
-                        } else {
-                            format!("`{}` ({})", u.item, u.why)
-                        }
-                    })
-                    .collect::<Vec<_>>()
-                    .join(", ")
-            )
-        };
         return Err(NoNetwork {
             hostname: host.hostname.clone(),
             switch: selection.mode.switch(),
             list: selection.list(),
-            detail,
             host_has: host.summary(),
+            unmatched,
         });
     }
     // Kernel interface order: Open MPI's TCP BTL pairs its modules with the peers'
@@ -521,7 +644,60 @@ pub fn resolve(selection: &Selection, host: &Host) -> Result<Resolution, NoNetwo
         excluded_ports,
         left_out,
         unmatched,
+        items,
     })
+}
+
+/// Describes an item that matched nothing usable: why, when it names something the host
+/// has but cannot use, and whether it names loopback or shared memory.
+fn miss(host: &Host, mode: Mode, item: &Item, m: &Matches, left_out: &[LeftOut]) -> Unmatched {
+    let names: Vec<String> =
+        m.ip.iter()
+            .cloned()
+            .chain(m.ports.iter().map(|(d, n)| format!("{d}:{n}")))
+            .collect();
+    let why: Vec<String> = left_out
+        .iter()
+        .filter(|l| names.contains(&l.what))
+        .map(|l| format!("{} is left out: {}", l.what, l.reason))
+        .collect();
+    let loopback_only = !names.is_empty()
+        && m.ports.is_empty()
+        && m.ip.iter().all(|n| {
+            host.netdev(n)
+                .is_some_and(|d| d.kind == NetdevKind::Loopback)
+        });
+    let kept_word = match &item.network {
+        Network::Device { name, port: None } if names.is_empty() => ALWAYS_KEPT_NAMES
+            .iter()
+            .find(|(w, _)| w == name)
+            .map(|(_, what)| *what),
+        _ => None,
+    };
+    let (kind, why) = if let Some(what) = kept_word {
+        (
+            UnmatchedKind::AlwaysKept,
+            format!("`{item}` means {what}; {ALWAYS_KEPT}"),
+        )
+    } else if loopback_only {
+        (
+            UnmatchedKind::AlwaysKept,
+            format!("{} is loopback; {ALWAYS_KEPT}", m.ip.join(", ")),
+        )
+    } else if why.is_empty() {
+        (UnmatchedKind::Nothing, String::new())
+    } else {
+        (UnmatchedKind::Unusable, why.join("; "))
+    };
+    Unmatched {
+        item: item.to_string(),
+        why,
+        host_has: host.summary(),
+        switch: mode.switch(),
+        kind,
+        hostname: host.hostname.clone(),
+        host_names: host.names(),
+    }
 }
 
 fn add_qualifier(set: &mut BTreeSet<Qualifier>, unqualified: &mut bool, item: &Item) {

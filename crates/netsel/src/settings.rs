@@ -77,11 +77,79 @@ impl Setting {
         (self.knob.env_name(), self.value.clone())
     }
 
+    /// True when a user's own value of this setting's variable means the same as ours
+    /// (see [`same_meaning`]).
+    pub fn agrees_with(&self, user_value: &str) -> bool {
+        same_meaning(&self.knob.env_name(), user_value, &self.value)
+    }
+
     /// `--mca NAME VALUE` for MCA parameters, `None` for plain variables.
     pub fn mca_args(&self) -> Option<[String; 3]> {
         match &self.knob {
             Knob::Mca(n) => Some(["--mca".into(), n.clone(), self.value.clone()]),
             Knob::Env(_) => None,
+        }
+    }
+}
+
+/// How a variable's value is compared with a user's own setting of it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Meaning {
+    /// The exact text (trimmed): where order matters (`btl_tcp_if_include`, whose order
+    /// must be the kernel's) or the value is one word.
+    Exact,
+    /// A comma list whose order does not matter, with an optional leading `^` (exclude).
+    Set,
+    /// `UCX_TLS`: a set of transports, `self`, `sm` and `shm` aside (loopback and shared
+    /// memory are always kept, whether listed or not).
+    UcxTls,
+}
+
+fn meaning(variable: &str) -> Meaning {
+    match variable {
+        "UCX_TLS" => Meaning::UcxTls,
+        "UCX_NET_DEVICES"
+        | "OMPI_MCA_btl"
+        | "OMPI_MCA_btl_tcp_if_exclude"
+        | "OMPI_MCA_btl_openib_if_include"
+        | "OMPI_MCA_btl_usnic_if_include"
+        | "OMPI_MCA_mtl_ofi_provider_include"
+        | "OMPI_MCA_mtl_ofi_provider_exclude"
+        | "OMPI_MCA_pml_ucx_tls"
+        | "OMPI_MCA_pml_ucx_devices" => Meaning::Set,
+        _ => Meaning::Exact,
+    }
+}
+
+fn as_set(value: &str, ignore: &[&str]) -> (bool, std::collections::BTreeSet<String>) {
+    let v = value.trim();
+    let (negated, list) = match v.strip_prefix('^') {
+        Some(rest) => (true, rest),
+        None => (false, v),
+    };
+    let items = list
+        .split(',')
+        .map(str::trim)
+        .filter(|i| !i.is_empty() && !ignore.contains(i))
+        .map(str::to_string)
+        .collect();
+    (negated, items)
+}
+
+/// True when two values of the environment variable `variable` (as set in the
+/// environment: `OMPI_MCA_btl`, `UCX_TLS`) mean the same to the library: comma lists
+/// whose order does not matter compare as sets (`UCX_NET_DEVICES`, `OMPI_MCA_btl`, the
+/// exclude lists), `UCX_TLS` as a set of transports with `self`, `sm` and `shm` aside
+/// (`tcp,self` means what `self,sm,tcp` means), everything else (including
+/// `btl_tcp_if_include`, whose order matters) as trimmed text.
+pub fn same_meaning(variable: &str, a: &str, b: &str) -> bool {
+    match meaning(variable) {
+        Meaning::Exact => a.trim() == b.trim(),
+        Meaning::Set => as_set(a, &[]) == as_set(b, &[]),
+        Meaning::UcxTls => {
+            let lower = |v: &str| v.to_ascii_lowercase();
+            let ignore = ["self", "sm", "shm"];
+            as_set(&lower(a), &ignore) == as_set(&lower(b), &ignore)
         }
     }
 }

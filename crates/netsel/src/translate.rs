@@ -296,6 +296,38 @@ fn open_mpi(res: &Resolution, chosen: &Chosen, flavour: Flavour, t: &mut Transla
                 ));
             }
         }
+        Path::CmPsm => {
+            t.settings.push(pml("cm"));
+            t.settings
+                .push(mca("mtl", "psm", "TrueScale (qib) InfiniBand through PSM"));
+            t.settings.push(net_free_btl());
+            if let Some(p) = chosen.ports.first() {
+                let unit: String = p
+                    .device
+                    .chars()
+                    .rev()
+                    .take_while(char::is_ascii_digit)
+                    .collect::<Vec<_>>()
+                    .into_iter()
+                    .rev()
+                    .collect();
+                let unit = if unit.is_empty() {
+                    "0".to_string()
+                } else {
+                    unit
+                };
+                t.settings.push(env(
+                    "IPATH_UNIT",
+                    unit,
+                    format!("PSM: the unit of {}", p.device),
+                ));
+                t.settings.push(env(
+                    "IPATH_PORT",
+                    p.port.to_string(),
+                    "PSM: the selected port",
+                ));
+            }
+        }
         Path::Ofi(prov) => {
             t.settings.push(pml("cm"));
             t.settings.push(mca("mtl", "ofi", "the OFI MTL"));
@@ -323,6 +355,69 @@ fn open_mpi(res: &Resolution, chosen: &Chosen, flavour: Flavour, t: &mut Transla
         }
         Path::NemesisTcp | Path::Mvapich2Verbs => {}
     }
+    open_mpi_one_sided_and_collectives(chosen, flavour, t);
+}
+
+/// One-sided and collective components that move data themselves, steered with the rest:
+/// the `osc` component list names only components that carry their bytes over the
+/// selected path, and the collective components with a transport of their own (`hcoll`,
+/// `ucc`) are left out, since they would pick their own devices. Without this, `osc/ucx`
+/// sent one-sided traffic over a link the selection had left out (Open MPI 4.1 with
+/// `pml ob1`), and Debian's Open MPI 4.1 (whose site file disables `osc pt2pt`) had no
+/// one-sided component at all between hosts over TCP.
+fn open_mpi_one_sided_and_collectives(chosen: &Chosen, flavour: Flavour, t: &mut Translation) {
+    let ompi5 = flavour.is_ompi5();
+    let (osc, why) = match chosen.path {
+        Path::Ob1 if ompi5 => (
+            "sm,rdma",
+            "one-sided: shared memory, else osc rdma over the selected BTLs (not osc ucx, which picks its own devices)",
+        ),
+        Path::Ob1 if chosen.ports.is_empty() => (
+            "sm,pt2pt",
+            "one-sided: shared memory, else osc pt2pt over the selected BTLs (Open MPI 4 has no RDMA over the TCP BTL; not osc ucx, which picks its own devices)",
+        ),
+        Path::Ob1 => (
+            "sm,rdma,pt2pt",
+            "one-sided: shared memory, osc rdma over the selected RDMA BTLs, else pt2pt (not osc ucx, which picks its own devices)",
+        ),
+        Path::Ucx | Path::UcxTcp | Path::UcxVerbs | Path::IntelMlx => (
+            "sm,ucx",
+            "one-sided: shared memory, else osc ucx on the selected UCX devices",
+        ),
+        Path::CmPsm2 | Path::CmPsm | Path::Ofi(_) if !ompi5 => (
+            "sm,pt2pt",
+            "one-sided: shared memory, else osc pt2pt over the selected MTL",
+        ),
+        Path::CmPsm2 | Path::CmPsm | Path::Ofi(_) => (
+            "sm,rdma",
+            "one-sided: shared memory, else osc rdma over the BTLs kept (not osc ucx, which picks its own devices)",
+        ),
+        Path::NemesisTcp | Path::Mvapich2Verbs => return,
+    };
+    t.settings.push(mca("osc", osc, why));
+    if ompi5 && matches!(chosen.path, Path::Ofi(_)) && !chosen.ip.is_empty() {
+        // osc rdma needs a BTL between hosts; with pml cm only self and sm are kept, so
+        // the TCP BTL is put back, restricted to the selected interfaces.
+        let btl = Knob::Mca("btl".into());
+        if let Some(setting) = t.settings.iter_mut().find(|s| s.knob == btl) {
+            setting.value = "self,sm,tcp".into();
+            setting.reason =
+                "self, shared memory and the TCP BTL, which osc rdma needs between hosts".into();
+        }
+        t.settings.push(
+            mca(
+                "btl_tcp_if_include",
+                names(chosen).join(","),
+                "TCP BTL, for osc rdma: the interfaces resolved on this host",
+            )
+            .excluding(Knob::Mca("btl_tcp_if_exclude".into())),
+        );
+    }
+    t.settings.push(mca(
+        "coll",
+        if ompi5 { "^hcoll,ucc" } else { "^hcoll" },
+        "collectives: not the components with a transport of their own, which would pick their own devices",
+    ));
 }
 
 fn mpich(chosen: &Chosen, t: &mut Translation) {

@@ -103,3 +103,78 @@ fn missing_sysfs_and_bad_address_file_are_errors() {
     std::fs::remove_dir_all(&dir).unwrap();
     assert!(fixture("roce").join("addrs").is_file());
 }
+
+#[test]
+fn a_qib_hca_is_infiniband_not_omni_path() {
+    let h = host("qib");
+    assert_eq!(h.hostname, "node-qib");
+    let qib = h.verbs_device("qib0").unwrap();
+    assert_eq!(qib.kind, VerbsKind::Infiniband);
+    assert_eq!(qib.driver.as_deref(), Some("ib_qib"));
+    assert_eq!(qib.ports[0].link_layer.as_deref(), Some("InfiniBand"));
+    assert_eq!(qib.ports[0].netdevs, vec!["ib0"]);
+    assert!(qib.is_truescale());
+    assert!(!host("opa").verbs_device("hfi1_0").unwrap().is_truescale());
+    assert!(!host("ib-ipoib")
+        .verbs_device("mlx5_0")
+        .unwrap()
+        .is_truescale());
+}
+
+#[test]
+fn the_link_layer_decides_the_network_the_driver_only_omni_path() {
+    use netsel::discovery::verbs_kind;
+    use netsel::VerbsPort;
+    let port = |ll: &str| VerbsPort {
+        number: 1,
+        link_layer: Some(ll.into()),
+        state: Some("4: ACTIVE".into()),
+        netdevs: vec![],
+    };
+    let ib = [port("InfiniBand")];
+    let eth = [port("Ethernet")];
+    let ca = Some("1: CA");
+    assert_eq!(
+        verbs_kind(ca, Some("qib"), "qib0", &ib),
+        VerbsKind::Infiniband
+    );
+    assert_eq!(
+        verbs_kind(ca, Some("ib_qib"), "qib1", &ib),
+        VerbsKind::Infiniband
+    );
+    assert_eq!(
+        verbs_kind(ca, Some("hfi1"), "hfi1_0", &ib),
+        VerbsKind::OmniPath
+    );
+    assert_eq!(verbs_kind(ca, None, "hfi1_1", &ib), VerbsKind::OmniPath);
+    assert_eq!(
+        verbs_kind(ca, Some("mlx5_core"), "mlx5_0", &ib),
+        VerbsKind::Infiniband
+    );
+    assert_eq!(
+        verbs_kind(ca, Some("mlx5_core"), "mlx5_0", &eth),
+        VerbsKind::Roce
+    );
+    assert_eq!(verbs_kind(ca, Some("qib"), "qib0", &eth), VerbsKind::Roce);
+    assert_eq!(
+        verbs_kind(Some("4: RNIC"), Some("iw_cxgb4"), "cxgb4_0", &eth),
+        VerbsKind::Iwarp
+    );
+    assert_eq!(
+        verbs_kind(Some("6: usNIC UDP"), Some("enic"), "usnic_0", &eth),
+        VerbsKind::Usnic
+    );
+}
+
+#[test]
+fn host_names_are_netdevs_then_verbs_ports() {
+    assert_eq!(
+        host("ib-ipoib").names(),
+        vec!["eth0", "ib0", "lo", "mlx5_0:1", "mlx5_1:1"]
+    );
+    let mut h = host("bond");
+    for (i, n) in h.netdevs.iter_mut().enumerate() {
+        n.ifindex = Some(10 - i as u32);
+    }
+    assert_eq!(h.names(), vec!["lo", "eth1", "eth0", "docker0", "bond0"]);
+}

@@ -43,6 +43,7 @@ fn valid_lists_parse_to_items() {
             vec![human(OmniPath, Some(Psm2)), human(OmniPath, None)],
         ),
         ("usnic", vec![human(HumanName::Usnic, None)]),
+        ("ib:PSM", vec![human(Infiniband, Some(Qualifier::Psm))]),
         ("ib:yalla", vec![human(Infiniband, Some(Ucx))]),
         ("ib:btl", vec![human(Infiniband, Some(Verbs))]),
         ("ib:openib", vec![human(Infiniband, Some(Verbs))]),
@@ -113,7 +114,16 @@ fn errors_list_what_is_accepted() {
         .unwrap_err()
         .to_string();
     for q in [
-        "tcp", "ucx", "yalla", "ofi", "verbs", "openib", "mtl", "usnic", "psm2",
+        "tcp",
+        "ucx",
+        "yalla",
+        "ofi",
+        "verbs",
+        "openib",
+        "mtl",
+        "usnic",
+        "psm2",
+        "psm2, psm",
     ] {
         assert!(msg.contains(q), "`{msg}` should list `{q}`");
     }
@@ -185,6 +195,7 @@ fn arb_item() -> impl Strategy<Value = Item> {
         Qualifier::Mtl,
         Qualifier::Usnic,
         Qualifier::Psm2,
+        Qualifier::Psm,
     ]));
     let human = prop::sample::select(vec![
         HumanName::Infiniband,

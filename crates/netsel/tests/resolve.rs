@@ -151,7 +151,7 @@ fn nothing_left_is_an_error_naming_the_host() {
     let e = resolve(&sel("--enable lo"), &host("ib-ipoib"))
         .unwrap_err()
         .to_string();
-    assert!(e.contains("lo is left out: loopback"), "{e}");
+    assert!(e.contains("lo is loopback; process loopback"), "{e}");
 }
 
 #[test]
@@ -214,4 +214,126 @@ fn interfaces_come_in_kernel_order_not_name_order() {
     let r = resolve(&sel("--enable data1,eth"), &host).unwrap();
     let names: Vec<&str> = r.ip.iter().map(|u| u.name.as_str()).collect();
     assert_eq!(names, ["mgmt0", "data0", "data1"]);
+}
+
+#[test]
+fn a_qib_hca_is_matched_by_ib_not_by_opa() {
+    assert_eq!(used("qib", "--enable ib"), (vec![], strs(&["qib0:1"])));
+    assert_eq!(
+        used("qib", "--enable infiniband:tcp"),
+        (strs(&["ib0"]), vec![])
+    );
+    assert_eq!(
+        used("qib", "--enable qib0"),
+        (strs(&["ib0"]), strs(&["qib0:1"]))
+    );
+    let r = resolve(&sel("--enable ib"), &host("qib")).unwrap();
+    assert!(r.ports[0].is_truescale());
+    assert_eq!(r.ports[0].driver.as_deref(), Some("ib_qib"));
+    let e = resolve(&sel("--enable opa"), &host("qib"))
+        .unwrap_err()
+        .to_string();
+    assert!(e.contains("matched nothing: `opa`"), "{e}");
+    assert_eq!(
+        used("qib", "--disable ib"),
+        (strs(&["eth0", "ib0"]), vec![])
+    );
+}
+
+#[test]
+fn every_item_that_matches_nothing_is_warned_about() {
+    use netsel::format::selection_warnings;
+    use netsel::UnmatchedKind;
+    let has = "(it has: eth0, ib0, lo, mlx5_0:1, mlx5_1:1)";
+    let cases: Vec<(&str, UnmatchedKind, String)> = vec![
+        (
+            "--disable typo0",
+            UnmatchedKind::Nothing,
+            format!("--disable: typo0 matches nothing on host node-ib {has}"),
+        ),
+        (
+            "--enable eth0,typo0",
+            UnmatchedKind::Nothing,
+            format!("--enable: typo0 matches nothing on host node-ib {has}"),
+        ),
+        (
+            "--enable eth0,mlx5_1",
+            UnmatchedKind::Unusable,
+            format!("--enable: mlx5_1 matches nothing usable on host node-ib: mlx5_1:1 is left out: port is not active (state 1: DOWN) {has}"),
+        ),
+        (
+            "--disable mlx5_1:1",
+            UnmatchedKind::Unusable,
+            format!("--disable: mlx5_1:1 matches nothing usable on host node-ib: mlx5_1:1 is left out: port is not active (state 1: DOWN) {has}"),
+        ),
+        (
+            "--enable eth0,lo",
+            UnmatchedKind::AlwaysKept,
+            "--enable: lo is ignored on host node-ib: lo is loopback; process loopback and shared memory are always kept and cannot be selected".to_string(),
+        ),
+        (
+            "--enable eth0,127.0.0.0/8",
+            UnmatchedKind::AlwaysKept,
+            "--enable: 127.0.0.0/8 is ignored on host node-ib: lo is loopback; process loopback and shared memory are always kept and cannot be selected".to_string(),
+        ),
+        (
+            "--disable lo",
+            UnmatchedKind::AlwaysKept,
+            "--disable: lo is ignored on host node-ib: lo is loopback; process loopback and shared memory are always kept and cannot be selected".to_string(),
+        ),
+        (
+            "--enable eth0,self",
+            UnmatchedKind::AlwaysKept,
+            "--enable: self is ignored on host node-ib: `self` means process loopback; process loopback and shared memory are always kept and cannot be selected".to_string(),
+        ),
+        (
+            "--disable SM",
+            UnmatchedKind::AlwaysKept,
+            "--disable: sm is ignored on host node-ib: `sm` means shared memory; process loopback and shared memory are always kept and cannot be selected".to_string(),
+        ),
+    ];
+    for (args, kind, line) in cases {
+        let r = resolve(&sel(args), &host("ib-ipoib")).unwrap_or_else(|e| panic!("{args}: {e}"));
+        assert_eq!(r.unmatched.len(), 1, "{args}: {:?}", r.unmatched);
+        assert_eq!(r.unmatched[0].kind, kind, "{args}");
+        assert_eq!(selection_warnings(&r), vec![line], "{args}");
+    }
+    // Items that match: no warning.
+    for args in [
+        "--enable eth0,ib",
+        "--disable eth0",
+        "--enable 10.30.0.0/16",
+    ] {
+        let r = resolve(&sel(args), &host("ib-ipoib")).unwrap();
+        assert!(
+            selection_warnings(&r).is_empty(),
+            "{args}: {:?}",
+            r.unmatched
+        );
+    }
+    // When nothing is left, the error carries them too.
+    let e = resolve(&sel("--enable typo0,lo"), &host("ib-ipoib")).unwrap_err();
+    let kinds: Vec<UnmatchedKind> = e.unmatched.iter().map(|u| u.kind).collect();
+    assert_eq!(kinds, [UnmatchedKind::Nothing, UnmatchedKind::AlwaysKept]);
+}
+
+#[test]
+fn each_enable_item_records_what_it_reached() {
+    let r = resolve(&sel("--enable mlx5_0:1,eth0,typo0"), &host("ib-ipoib")).unwrap();
+    let items: Vec<(String, Vec<String>, Vec<String>)> = r
+        .items
+        .iter()
+        .map(|m| (m.item.to_string(), m.ip.clone(), m.ports.clone()))
+        .collect();
+    assert_eq!(
+        items,
+        vec![
+            ("mlx5_0:1".to_string(), strs(&["ib0"]), strs(&["mlx5_0:1"])),
+            ("eth0".to_string(), strs(&["eth0"]), vec![]),
+        ]
+    );
+    assert!(resolve(&sel("--disable eth0"), &host("ib-ipoib"))
+        .unwrap()
+        .items
+        .is_empty());
 }

@@ -394,3 +394,503 @@ fn a_users_own_setting_is_never_overridden() {
     assert_eq!(r.already_set, vec!["OMPI_MCA_pml"]);
     assert_eq!(r.to_apply().count(), r.translation.settings.len() - 1);
 }
+
+/// The settings of a successful plan without Open MPI's one-sided and collective
+/// component lists (`OMPI_MCA_osc`, `OMPI_MCA_coll`), which follow the path on their own
+/// and are not what these tests are about.
+fn path_settings(fx: &str, args: &str, fl: &str) -> Vec<String> {
+    settings(fx, args, fl)
+        .into_iter()
+        .filter(|s| !s.starts_with("OMPI_MCA_osc=") && !s.starts_with("OMPI_MCA_coll="))
+        .collect()
+}
+
+/// The settings and the left-out list of a successful plan.
+fn settings_and_left_out(fx: &str, args: &str, fl: &str) -> (Vec<String>, Vec<(String, String)>) {
+    let r = plan_on(fx, args, fl).unwrap_or_else(|e| panic!("{fx} {args} {fl}: {e}"));
+    (
+        path_settings(fx, args, fl),
+        r.translation
+            .left_out
+            .iter()
+            .map(|l| (l.what.clone(), l.reason.clone()))
+            .collect(),
+    )
+}
+
+#[test]
+fn an_rdma_device_named_alone_takes_the_path_that_reaches_it() {
+    // Naming a verbs device (or its netdev, or a CIDR of its netdev) names one device
+    // reachable two ways; the RDMA side is taken and the netdev left out with the reason.
+    let ib = ["mlx5_0:1", "mlx5_0", "ib0", "10.30.0.0/16", "MLX5_0"];
+    let roce = ["mlx5_0:1", "mlx5_0", "ens1f0", "10.40.0.0/24"];
+    /// Fixture, items, the netdev left out, flavour, expected settings.
+    type Case<'a> = (&'a str, &'a [&'a str], &'a str, &'a str, &'a [&'a str]);
+    let cases: Vec<Case> = vec![
+        (
+            "ib-ipoib",
+            &ib,
+            "ib0",
+            "mvapich2",
+            &["MV2_IBA_HCA=mlx5_0", "MV2_DEFAULT_PORT=1"],
+        ),
+        (
+            "ib-ipoib",
+            &ib,
+            "ib0",
+            "intel",
+            &[
+                "I_MPI_FABRICS=shm:ofi",
+                "I_MPI_OFI_PROVIDER=mlx",
+                "UCX_NET_DEVICES=mlx5_0:1",
+            ],
+        ),
+        (
+            "ib-ipoib",
+            &ib,
+            "ib0",
+            "mpich-ofi",
+            &[
+                "FI_PROVIDER=verbs;ofi_rxm",
+                "FI_VERBS_DEVICE_NAME=mlx5_0",
+                "FI_VERBS_IFACE=ib0",
+            ],
+        ),
+        (
+            "roce",
+            &roce,
+            "ens1f0",
+            "mvapich2",
+            &["MV2_IBA_HCA=mlx5_0", "MV2_DEFAULT_PORT=1", "MV2_USE_RoCE=1"],
+        ),
+        (
+            "roce",
+            &roce,
+            "ens1f0",
+            "intel",
+            &[
+                "I_MPI_FABRICS=shm:ofi",
+                "I_MPI_OFI_PROVIDER=mlx",
+                "UCX_NET_DEVICES=mlx5_0:1",
+            ],
+        ),
+        (
+            "roce",
+            &roce,
+            "ens1f0",
+            "mpich-ofi",
+            &[
+                "FI_PROVIDER=verbs;ofi_rxm",
+                "FI_VERBS_DEVICE_NAME=mlx5_0",
+                "FI_VERBS_IFACE=ens1f0",
+            ],
+        ),
+    ];
+    for (fx, items, netdev, fl, want) in cases {
+        for item in items {
+            let args = format!("--enable {item}");
+            let (got, left_out) = settings_and_left_out(fx, &args, fl);
+            assert_eq!(got, strs(want), "{fx} {args} {fl}");
+            let (_, why) = left_out
+                .iter()
+                .find(|(w, _)| w == netdev)
+                .unwrap_or_else(|| panic!("{fx} {args} {fl}: {netdev} left out? {left_out:?}"));
+            assert!(
+                why.contains("used through the verbs port mlx5_0:1"),
+                "{why}"
+            );
+        }
+    }
+    // Where one path reaches both sides, both are still used (UCX takes the netdev too).
+    assert_eq!(
+        path_settings("ib-ipoib", "--enable mlx5_0:1", "mpich-ucx"),
+        strs(&["UCX_NET_DEVICES=mlx5_0:1,ib0"])
+    );
+    // Omni-Path named by its device takes PSM2, not TCP over its IPoIB netdev.
+    assert_eq!(
+        path_settings("opa", "--enable hfi1_0", "openmpi-4.1"),
+        strs(&[
+            "OMPI_MCA_pml=cm",
+            "OMPI_MCA_mtl=psm2",
+            "OMPI_MCA_btl=self,vader",
+            "HFI_UNIT=0",
+            "HFI_PORT=1",
+        ])
+    );
+    // A TCP-only library reaches the same device through its netdev.
+    let (got, left_out) = settings_and_left_out("ib-ipoib", "--enable mlx5_0", "mpich-nemesis");
+    assert_eq!(got, strs(&["MPIR_CVAR_NEMESIS_TCP_NETWORK_IFACE=ib0"]));
+    assert!(left_out
+        .iter()
+        .any(|(w, why)| w == "mlx5_0:1" && why.contains("used through its netdev ib0")));
+}
+
+#[test]
+fn a_qualifier_on_a_device_picks_its_rdma_side() {
+    assert_eq!(
+        path_settings("ib-ipoib", "--enable mlx5_0:1:ofi", "mpich-ofi"),
+        strs(&[
+            "FI_PROVIDER=verbs;ofi_rxm",
+            "FI_VERBS_DEVICE_NAME=mlx5_0",
+            "FI_VERBS_IFACE=ib0",
+        ])
+    );
+    assert_eq!(
+        path_settings("ib-ipoib", "--enable mlx5_0:1:mtl", "openmpi-4.1"),
+        strs(&[
+            "OMPI_MCA_pml=cm",
+            "OMPI_MCA_mtl=ofi",
+            "OMPI_MCA_btl=self,vader",
+            "OMPI_MCA_mtl_ofi_provider_include=verbs;ofi_rxm",
+            "FI_PROVIDER=verbs;ofi_rxm",
+            "FI_VERBS_DEVICE_NAME=mlx5_0",
+            "FI_VERBS_IFACE=ib0",
+        ])
+    );
+    assert_eq!(
+        path_settings("ib-ipoib", "--enable mlx5_0:tcp", "intel"),
+        strs(&[
+            "I_MPI_FABRICS=shm:ofi",
+            "I_MPI_OFI_PROVIDER=tcp",
+            "FI_PROVIDER=tcp",
+            "FI_TCP_IFACE=ib0",
+        ])
+    );
+}
+
+#[test]
+fn where_a_qualifier_is_needed_the_error_names_it_and_the_fix_works() {
+    let cases: Vec<(&str, &str, &str, &str)> = vec![
+        (
+            "ib-ipoib",
+            "--enable ib,eth0",
+            "mpich-ofi",
+            "--enable ib:tcp,eth0",
+        ),
+        (
+            "ib-ipoib",
+            "--enable ib,eth0",
+            "intel",
+            "--enable ib:tcp,eth0",
+        ),
+        (
+            "ib-ipoib",
+            "--enable ib",
+            "mpich-nemesis",
+            "--enable ib:tcp",
+        ),
+        (
+            "ib-ipoib",
+            "--enable eth0:tcp,ib",
+            "openmpi-5.0",
+            "--enable eth0:tcp,ib:tcp",
+        ),
+        ("qib", "--enable ib", "mpich-ucx", "--enable ib:tcp"),
+    ];
+    for (fx, args, fl, fix) in cases {
+        let e = error(fx, args, fl);
+        assert!(e.contains("qualifier `:tcp`"), "{fx} {args} {fl}: {e}");
+        assert!(e.ends_with(fix), "{fx} {args} {fl}: {e}");
+        // The suggested list works.
+        plan_on(fx, fix, fl).unwrap_or_else(|e| panic!("{fix} {fl}: {e}"));
+    }
+    // No qualifier helps plain Ethernet on MVAPICH2: none is suggested.
+    let e = error("bond", "--enable eth", "mvapich2");
+    assert!(e.contains("cannot reach bond0 (named by `eth`)"), "{e}");
+    assert!(!e.contains("qualifier"), "{e}");
+}
+
+#[test]
+fn truescale_qib_is_infiniband_through_psm() {
+    let cases: Vec<(&str, &str, &[&str])> = vec![
+        (
+            "--enable ib",
+            "openmpi-4.1",
+            &[
+                "OMPI_MCA_pml=cm",
+                "OMPI_MCA_mtl=psm",
+                "OMPI_MCA_btl=self,vader",
+                "IPATH_UNIT=0",
+                "IPATH_PORT=1",
+            ],
+        ),
+        (
+            "--enable qib0",
+            "openmpi-4.1",
+            &[
+                "OMPI_MCA_pml=cm",
+                "OMPI_MCA_mtl=psm",
+                "OMPI_MCA_btl=self,vader",
+                "IPATH_UNIT=0",
+                "IPATH_PORT=1",
+            ],
+        ),
+        (
+            "--enable ib:psm",
+            "openmpi-4.1",
+            &[
+                "OMPI_MCA_pml=cm",
+                "OMPI_MCA_mtl=psm",
+                "OMPI_MCA_btl=self,vader",
+                "IPATH_UNIT=0",
+                "IPATH_PORT=1",
+            ],
+        ),
+        (
+            "--enable ib:verbs",
+            "openmpi-4.1",
+            &[
+                "OMPI_MCA_pml=ob1",
+                "OMPI_MCA_btl=self,vader,openib",
+                "OMPI_MCA_btl_openib_if_include=qib0:1",
+                "OMPI_MCA_btl_openib_allow_ib=1",
+            ],
+        ),
+        (
+            "--enable ib",
+            "openmpi-5.0",
+            &[
+                "OMPI_MCA_pml=cm",
+                "OMPI_MCA_mtl=ofi",
+                "OMPI_MCA_btl=self,sm",
+                "OMPI_MCA_mtl_ofi_provider_include=verbs;ofi_rxm",
+                "FI_PROVIDER=verbs;ofi_rxm",
+                "FI_VERBS_DEVICE_NAME=qib0",
+                "FI_VERBS_IFACE=ib0",
+            ],
+        ),
+        (
+            "--enable ib",
+            "intel",
+            &[
+                "I_MPI_FABRICS=shm:ofi",
+                "I_MPI_OFI_PROVIDER=verbs;ofi_rxm",
+                "FI_PROVIDER=verbs;ofi_rxm",
+                "FI_VERBS_DEVICE_NAME=qib0",
+                "FI_VERBS_IFACE=ib0",
+            ],
+        ),
+        (
+            "--enable ib",
+            "mvapich2",
+            &["MV2_IBA_HCA=qib0", "MV2_DEFAULT_PORT=1"],
+        ),
+        (
+            "--enable ib:tcp",
+            "openmpi-4.1",
+            &[
+                "OMPI_MCA_pml=ob1",
+                "OMPI_MCA_btl=self,vader,tcp",
+                "OMPI_MCA_btl_tcp_if_include=ib0",
+            ],
+        ),
+    ];
+    for (args, fl, want) in cases {
+        assert_eq!(
+            path_settings("qib", args, fl),
+            strs(want),
+            "qib {args} {fl}"
+        );
+    }
+    let e = error("qib", "--enable ib:psm", "openmpi-5.0");
+    assert!(e.contains("removed the psm MTL"), "{e}");
+    let e = error("qib", "--enable ib:ucx", "openmpi-4.1");
+    assert!(e.contains("cannot reach qib0:1"), "{e}");
+    let e = error("qib", "--enable opa", "openmpi-4.1");
+    assert!(
+        e.contains("node-qib") && e.contains("matched nothing: `opa`"),
+        "{e}"
+    );
+}
+
+#[test]
+fn a_users_setting_that_means_the_same_is_not_a_conflict() {
+    let agree = |fx: &str, args: &str, fl: &str, var: &str, value: &str| {
+        let f: Flavour = fl.parse().unwrap();
+        let r = plan(&sel(args), f, &host(fx), &environment(&[(var, value)]))
+            .unwrap_or_else(|e| panic!("{var}={value} with {args}: {e}"));
+        assert_eq!(r.already_set, vec![var.to_string()], "{var}={value}");
+        assert!(
+            !r.to_apply().any(|s| s.env == var),
+            "the user's value is kept"
+        );
+    };
+    let conflict = |fx: &str, args: &str, fl: &str, var: &str, value: &str| {
+        let f: Flavour = fl.parse().unwrap();
+        let e = plan(&sel(args), f, &host(fx), &environment(&[(var, value)]))
+            .expect_err(&format!("{var}={value} should conflict with {args}"))
+            .to_string();
+        assert!(
+            e.contains(&format!("{var}={value} (the selection needs")),
+            "{e}"
+        );
+    };
+    // UCX_TLS: a set of transports, order and self/sm aside.
+    for v in [
+        "tcp,self",
+        "self,sm,tcp",
+        "tcp",
+        " sm , tcp ",
+        "TCP,self,shm",
+    ] {
+        agree("ib-ipoib", "--enable eth0:tcp", "mpich", "UCX_TLS", v);
+    }
+    for v in ["rc,self", "tcp,rc", "^tcp", "all"] {
+        conflict("ib-ipoib", "--enable eth0:tcp", "mpich", "UCX_TLS", v);
+    }
+    agree("roce", "--enable roce:verbs", "mpich", "UCX_TLS", "ud,rc");
+    // UCX_NET_DEVICES: a set of devices.
+    agree(
+        "roce",
+        "--enable eth",
+        "mpich",
+        "UCX_NET_DEVICES",
+        "eth0,mlx5_0:1,ens1f0",
+    );
+    conflict(
+        "roce",
+        "--enable eth",
+        "mpich",
+        "UCX_NET_DEVICES",
+        "eth0,mlx5_0:1",
+    );
+    // Open MPI's BTL include list is a set; the TCP interface list keeps its order.
+    agree(
+        "bond",
+        "--enable bond0",
+        "openmpi-4.1",
+        "OMPI_MCA_btl",
+        "tcp,vader,self",
+    );
+    conflict(
+        "bond",
+        "--enable bond0",
+        "openmpi-4.1",
+        "OMPI_MCA_btl",
+        "self,tcp",
+    );
+    agree(
+        "roce",
+        "--enable eth:tcp",
+        "openmpi-4.1",
+        "OMPI_MCA_btl_tcp_if_include",
+        "ens1f0,eth0",
+    );
+    conflict(
+        "roce",
+        "--enable eth:tcp",
+        "openmpi-4.1",
+        "OMPI_MCA_btl_tcp_if_include",
+        "eth0,ens1f0",
+    );
+    agree(
+        "bond",
+        "--disable docker0",
+        "openmpi-4.1",
+        "OMPI_MCA_btl_tcp_if_exclude",
+        "docker0,sppp,127.0.0.1/8",
+    );
+}
+
+#[test]
+fn same_meaning_compares_lists_by_what_they_mean() {
+    use netsel::same_meaning;
+    assert!(same_meaning("UCX_TLS", "tcp,self", "self,sm,tcp"));
+    assert!(same_meaning("UCX_TLS", "^rc,self", "^rc"));
+    assert!(!same_meaning("UCX_TLS", "^tcp", "tcp"));
+    assert!(!same_meaning("UCX_TLS", "rc_verbs", "rc"));
+    assert!(same_meaning("UCX_NET_DEVICES", "b,a", "a,b,a"));
+    assert!(!same_meaning("UCX_NET_DEVICES", "MLX5_0:1", "mlx5_0:1"));
+    assert!(same_meaning("OMPI_MCA_btl", "^openib,tcp", "^tcp,openib"));
+    assert!(!same_meaning("OMPI_MCA_btl", "^tcp", "tcp"));
+    assert!(!same_meaning("OMPI_MCA_btl_tcp_if_include", "b,a", "a,b"));
+    assert!(same_meaning("OMPI_MCA_pml", " ucx", "ucx"));
+    assert!(!same_meaning(
+        "FI_PROVIDER",
+        "ofi_rxm;verbs",
+        "verbs;ofi_rxm"
+    ));
+    assert!(!same_meaning("MV2_IBA_HCA", "b:a", "a:b"));
+}
+
+#[test]
+fn flavour_aliases_and_mpich_5_and_intel_detection() {
+    let ucx = Flavour::Mpich {
+        device: MpichDevice::Ch4Ucx,
+    };
+    let ofi = Flavour::Mpich {
+        device: MpichDevice::Ch4Ofi,
+    };
+    let names: Vec<(&str, Flavour)> = vec![
+        ("openmpi4", Flavour::OpenMpi { major: 4, minor: 1 }),
+        ("openmpi5", Flavour::OpenMpi { major: 5, minor: 0 }),
+        ("mpich4", ucx),
+        ("MPICH5", ucx),
+        ("intelmpi", Flavour::IntelMpi),
+        ("intel", Flavour::IntelMpi),
+    ];
+    for (name, want) in names {
+        assert_eq!(name.parse::<Flavour>(), Ok(want), "{name}");
+    }
+    let listed = "lam".parse::<Flavour>().unwrap_err().to_string();
+    for name in ["openmpi4", "openmpi5", "mpich4", "mpich5", "intelmpi"] {
+        assert!(listed.contains(name), "{listed} should list {name}");
+    }
+
+    let mpich5 = "MPICH Version:      5.0.2\nMPICH Release date: Mon Jun  2 10:00:00 CDT 2025\nMPICH ABI:          17:0:5\nMPICH Device:       ch4:ucx ofi\n";
+    assert_eq!(Flavour::detect(mpich5), Some(ucx));
+    let env = |value: Option<&'static str>| {
+        move |k: &str| {
+            (k == "MPIR_CVAR_CH4_NETMOD")
+                .then_some(value)
+                .flatten()
+                .map(String::from)
+        }
+    };
+    assert_eq!(Flavour::detect_with_env(mpich5, env(None)), Some(ucx));
+    assert_eq!(
+        Flavour::detect_with_env(mpich5, env(Some("ofi"))),
+        Some(ofi)
+    );
+    assert_eq!(
+        Flavour::detect_with_env(mpich5, env(Some(" OFI "))),
+        Some(ofi)
+    );
+    assert_eq!(
+        Flavour::detect_with_env(mpich5, env(Some("ucx"))),
+        Some(ucx)
+    );
+    assert_eq!(
+        Flavour::detect_with_env(mpich5, env(Some("bogus"))),
+        Some(ucx)
+    );
+    let ofi_first = "MPICH Version: 5.0.2\nMPICH Device: ch4:ofi ucx\n";
+    assert_eq!(Flavour::detect_with_env(ofi_first, env(None)), Some(ofi));
+    assert_eq!(
+        Flavour::detect_with_env(ofi_first, env(Some("ucx"))),
+        Some(ucx)
+    );
+    // One netmod built in: the variable cannot change it.
+    let single = "MPICH Version: 4.0.2\nMPICH Device: ch4:ucx\n";
+    assert_eq!(
+        Flavour::detect_with_env(single, env(Some("ofi"))),
+        Some(ucx)
+    );
+    let nemesis = "MPICH Version: 3.3\nMPICH Device: ch3:nemesis\n";
+    assert_eq!(
+        Flavour::detect_with_env(nemesis, env(Some("ofi"))),
+        Some(Flavour::Mpich {
+            device: MpichDevice::Ch3Nemesis
+        })
+    );
+    let intel = "Intel(R) MPI Library 2021.13 for Linux* OS\n";
+    assert_eq!(Flavour::detect(intel), Some(Flavour::IntelMpi));
+    assert_eq!(
+        Flavour::detect_with_env(intel, env(Some("ofi"))),
+        Some(Flavour::IntelMpi)
+    );
+    assert_eq!(
+        Flavour::detect("Open MPI v5.0.3, package: Open MPI Distribution"),
+        Some(Flavour::OpenMpi { major: 5, minor: 0 })
+    );
+}

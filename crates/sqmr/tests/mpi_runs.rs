@@ -105,9 +105,10 @@ fn json_agrees_with_the_text() {
     assert_eq!(doc["config"]["num_nbors"], 2);
     assert_eq!(doc["environment"]["ranks"], 3);
     let library = doc["environment"]["mpi_library"].as_str().unwrap();
+    let folded = library.split_whitespace().collect::<Vec<_>>().join(" ");
     let mpi = Installation::from_env();
     assert!(
-        library.contains(mpi.library_marker()),
+        folded.contains(mpi.library_marker()),
         "built against another MPI than XYLEM_TEST_MPI says: {library}"
     );
     let sizes = doc["sizes"].as_array().unwrap();

@@ -56,7 +56,21 @@ fn paths(mpi: Installation) -> Vec<DataPath> {
         witness: Some("select: component ucx selected"),
     };
     match mpi {
-        Installation::OpenMpi4 => vec![ob1, ompi_ucx],
+        Installation::OpenMpi4 => vec![
+            ob1,
+            ompi_ucx,
+            // Without Debian's site file (which happens to turn osc ucx off), osc ucx
+            // once carried one-sided traffic over a link the selection had left out.
+            DataPath {
+                name: "ob1/tcp without Debian's site file",
+                qualifier: "",
+                env: &[
+                    ("OMPI_MCA_pml_base_verbose", "10"),
+                    ("OMPI_MCA_mca_base_param_files", "/dev/null"),
+                ],
+                witness: Some("select: component ob1 selected"),
+            },
+        ],
         Installation::OpenMpi5 => vec![
             ob1,
             ompi_ucx,

@@ -86,13 +86,19 @@ pub struct SelectionArgs {
     /// Use all networks but these: NETWORK[:QUALIFIER],...
     #[arg(long, value_name = "LIST", allow_hyphen_values = true)]
     pub disable: Option<String>,
-    /// MPI flavour: openmpi-4.1, openmpi-5.0, mpich-ucx, mpich-ofi, mpich-nemesis, intel,
-    /// mvapich2. Default: $XYLEM_MPI, else detected (see the netsel README).
+    /// MPI flavour: openmpi-4.1, openmpi-5.0 (openmpi4, openmpi5), mpich-ucx (mpich,
+    /// mpich4, mpich5), mpich-ofi, mpich-nemesis, intel (intelmpi), mvapich2. Default:
+    /// $XYLEM_MPI, else detected (see the netsel README).
     #[arg(long, value_name = "FLAVOUR")]
     pub mpi: Option<String>,
     /// Sysfs root to read (default /sys).
     #[arg(long, value_name = "DIR")]
     pub sysfs: Option<PathBuf>,
+    /// Refuse the selection (exit 2) when an item matches nothing usable on this host, or
+    /// names what can never be selected (lo, self, shared memory); without it such items
+    /// are only warned about on stderr.
+    #[arg(long)]
+    pub strict: bool,
 }
 
 /// Output formats of `resolve`.

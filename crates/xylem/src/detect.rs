@@ -1,6 +1,7 @@
 //! Detecting the MPI flavour when `--mpi` is not given.
 //!
-//! Order: `$XYLEM_MPI` (a flavour name); then the version tools, asked in an order
+//! Order: `$XYLEM_MPI` (a flavour name; a name that is not one is bad input, exit 2, as
+//! for `--mpi`); then the version tools, asked in an order
 //! hinted by the launcher's environment — Open MPI's `mpirun` gives ranks
 //! `OMPI_COMM_WORLD_SIZE`, Hydra gives `PMI_RANK`/`PMI_SIZE` — so that on a host with
 //! both libraries the one launching us wins: `ompi_info --version`, `mpichversion`,
@@ -17,12 +18,26 @@ pub const FLAVOUR_ENV: &str = "XYLEM_MPI";
 
 const TOOL_TIMEOUT: Duration = Duration::from_secs(5);
 
+/// Why the flavour could not be found.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum DetectError {
+    /// `$XYLEM_MPI` names no flavour: bad input, like a bad `--mpi`.
+    BadName(String),
+    /// No tool told which library is in use.
+    Undetected(String),
+}
+
+/// Parses a flavour name given as `source` (`--mpi` or `XYLEM_MPI`); the message names the
+/// source and the accepted names.
+pub fn parse_flavour(source: &str, name: &str) -> Result<Flavour, String> {
+    name.parse::<Flavour>()
+        .map_err(|e| format!("{source}: {e}"))
+}
+
 /// Finds the flavour, or explains what was tried.
-pub fn detect_flavour() -> Result<(Flavour, String), String> {
+pub fn detect_flavour() -> Result<(Flavour, String), DetectError> {
     if let Ok(name) = std::env::var(FLAVOUR_ENV) {
-        let f = name
-            .parse::<Flavour>()
-            .map_err(|e| format!("${FLAVOUR_ENV}: {e}"))?;
+        let f = parse_flavour(FLAVOUR_ENV, &name).map_err(DetectError::BadName)?;
         return Ok((f, format!("${FLAVOUR_ENV}")));
     }
     let ompi: &[&str] = &["ompi_info", "--version"];
@@ -38,14 +53,15 @@ pub fn detect_flavour() -> Result<(Flavour, String), String> {
     };
     for cmd in order {
         if let Some(text) = run_tool(cmd) {
-            if let Some(f) = Flavour::detect(&text) {
+            // MPIR_CVAR_CH4_NETMOD picks the netmod of an MPICH built with several.
+            if let Some(f) = Flavour::detect_with_env(&text, |k| std::env::var(k).ok()) {
                 return Ok((f, format!("`{}`", cmd.join(" "))));
             }
         }
     }
-    Err(format!(
+    Err(DetectError::Undetected(format!(
         "cannot tell which MPI library is in use (tried ${FLAVOUR_ENV}, ompi_info --version, mpichversion, mpiname -a, mpirun --version); give --mpi FLAVOUR"
-    ))
+    )))
 }
 
 /// Runs a version tool with a timeout; its stdout and stderr, or `None`.

@@ -4,19 +4,20 @@ use std::collections::BTreeMap;
 use std::os::unix::process::CommandExt;
 use std::process::Command;
 
-use netsel::format::{host_table, report_sh, report_text};
-use netsel::{plan, Discovery, Flavour, Host, Report, Selection};
+use netsel::format::{host_table, report_sh, report_text, selection_warnings};
+use netsel::{plan, Discovery, Host, Report, Selection};
 
 use crate::cli::{Format, NetCommand, SelectionArgs};
-use crate::detect::detect_flavour;
+use crate::detect::{detect_flavour, parse_flavour, DetectError};
 
 /// A failure with its exit code.
 #[derive(Debug)]
 pub struct Failure {
     /// The message, printed after `xylem: `.
     pub message: String,
-    /// The exit code: 2 for a malformed selection, 1 for everything else, 127 when
-    /// the program cannot be executed.
+    /// The exit code: 2 for bad input (a malformed selection, an unknown flavour in
+    /// `--mpi` or `$XYLEM_MPI`, an unmatched item under `--strict`), 1 for a host that
+    /// cannot honour the selection, 127 when the program cannot be executed.
     pub code: u8,
 }
 
@@ -53,7 +54,7 @@ pub fn run(command: NetCommand) -> Result<(), Failure> {
             Ok(())
         }
         NetCommand::Resolve { selection, format } => {
-            let report = resolve(&selection)?;
+            let report = resolve(&selection, true)?;
             match format {
                 Format::Text => print!("{}", report_text(&report)),
                 Format::Sh => print!("{}", report_sh(&report)),
@@ -66,7 +67,8 @@ pub fn run(command: NetCommand) -> Result<(), Failure> {
             verbose,
             program,
         } => {
-            let report = resolve(&selection)?;
+            // With -v the report, warnings included, goes to stderr anyway.
+            let report = resolve(&selection, !verbose)?;
             if verbose {
                 eprint!("{}", report_text(&report));
             }
@@ -93,18 +95,60 @@ fn discover(sysfs: Option<&std::path::Path>) -> Result<Host, Failure> {
     d.discover().map_err(|e| Failure::new(1, e.to_string()))
 }
 
-fn resolve(args: &SelectionArgs) -> Result<Report, Failure> {
+/// Resolves and plans on this host. Items that match nothing usable are named on stderr
+/// (when `warn`; the text report names them too) and, with `--strict`, refuse the
+/// selection with exit 2.
+fn resolve(args: &SelectionArgs, warn: bool) -> Result<Report, Failure> {
     let selection = Selection::from_switches(args.enable.as_deref(), args.disable.as_deref())
         .map_err(|e| Failure::new(2, e.to_string()))?;
     let flavour = match &args.mpi {
-        Some(name) => name
-            .parse::<Flavour>()
-            .map_err(|e| Failure::new(2, e.to_string()))?,
-        None => detect_flavour().map_err(|e| Failure::new(1, e))?.0,
+        Some(name) => parse_flavour("--mpi", name).map_err(|e| Failure::new(2, e))?,
+        None => match detect_flavour() {
+            Ok((f, _)) => f,
+            Err(DetectError::BadName(e)) => return Err(Failure::new(2, e)),
+            Err(DetectError::Undetected(e)) => return Err(Failure::new(1, e)),
+        },
     };
     let host = discover(args.sysfs.as_deref())?;
+    let warnings = match netsel::resolve(&selection, &host) {
+        Ok(res) => selection_warnings(&res),
+        Err(none) => none.unmatched.iter().map(|u| u.warning()).collect(),
+    };
+    let print = || {
+        for w in &warnings {
+            eprintln!("xylem: {w}");
+        }
+    };
+    if warn || args.strict {
+        print();
+    }
+    if args.strict && !warnings.is_empty() {
+        return Err(Failure::new(
+            2,
+            format!(
+                "--strict: {} of {selection} {} nothing on host {} (see the warnings above); fix the list or drop --strict",
+                plural(warnings.len(), "item", "items"),
+                if warnings.len() == 1 { "selects" } else { "select" },
+                host.hostname
+            ),
+        ));
+    }
     let environment: BTreeMap<String, String> = std::env::vars().collect();
-    Ok(plan(&selection, flavour, &host, &environment)?)
+    plan(&selection, flavour, &host, &environment).map_err(|e| {
+        // No report will carry them: say them here.
+        if !warn {
+            print();
+        }
+        Failure::from(e)
+    })
+}
+
+fn plural(n: usize, one: &str, many: &str) -> String {
+    if n == 1 {
+        format!("{n} {one}")
+    } else {
+        format!("{n} {many}")
+    }
 }
 
 fn to_json<T: serde::Serialize>(v: &T) -> Result<String, Failure> {

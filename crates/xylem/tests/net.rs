@@ -306,3 +306,259 @@ fn exec_failures() {
         .stdout(predicate::str::is_empty())
         .stderr(predicate::str::contains("node-bond"));
 }
+
+#[test]
+fn an_rdma_device_named_alone_resolves_for_every_flavour() {
+    for (fx, items, want) in [
+        ("ib-ipoib", ["mlx5_0:1", "mlx5_0", "ib0"], "mlx5_0"),
+        ("roce", ["mlx5_0:1", "mlx5_0", "ens1f0"], "mlx5_0"),
+    ] {
+        for item in items {
+            for (mpi, setting) in [
+                ("mvapich2", format!("export MV2_IBA_HCA={want}\n")),
+                ("intel", "export UCX_NET_DEVICES=mlx5_0:1\n".to_string()),
+                ("mpich-ofi", format!("export FI_VERBS_DEVICE_NAME={want}\n")),
+            ] {
+                xylem()
+                    .args(["net", "resolve", "--enable", item, "--mpi", mpi])
+                    .args(["--format", "sh", "--sysfs", &fixture(fx)])
+                    .assert()
+                    .success()
+                    .stdout(predicate::str::contains(setting));
+            }
+        }
+    }
+    // Where a qualifier is really needed, the error names it.
+    xylem()
+        .args([
+            "net",
+            "resolve",
+            "--enable",
+            "ib,eth0",
+            "--mpi",
+            "mpich-ofi",
+        ])
+        .args(["--sysfs", &fixture("ib-ipoib")])
+        .assert()
+        .code(1)
+        .stderr(predicate::str::contains("add the qualifier `:tcp` to `ib`"))
+        .stderr(predicate::str::contains("--enable ib:tcp,eth0"));
+}
+
+#[test]
+fn a_qib_hca_is_infiniband_through_psm() {
+    xylem()
+        .args(["net", "show", "--sysfs", &fixture("qib")])
+        .assert()
+        .success()
+        .stdout(predicate::str::contains("qib0:1       infiniband"));
+    xylem()
+        .args(["net", "resolve", "--enable", "ib", "--mpi", "openmpi-4.1"])
+        .args(["--format", "sh", "--sysfs", &fixture("qib")])
+        .assert()
+        .success()
+        .stdout(predicate::str::contains(
+            "export OMPI_MCA_pml=cm\nexport OMPI_MCA_mtl=psm\n",
+        ));
+}
+
+#[test]
+fn items_that_match_nothing_are_named_on_stderr() {
+    let has = "(it has: eth0, ib0, lo, mlx5_0:1, mlx5_1:1)";
+    xylem()
+        .args([
+            "net",
+            "resolve",
+            "--disable",
+            "typo0",
+            "--mpi",
+            "openmpi-4.1",
+        ])
+        .args(["--sysfs", &fixture("ib-ipoib")])
+        .assert()
+        .success()
+        .stderr(format!(
+            "xylem: --disable: typo0 matches nothing on host node-ib {has}\n"
+        ));
+    xylem()
+        .args([
+            "net",
+            "exec",
+            "--enable",
+            "eth0,typo0",
+            "--mpi",
+            "openmpi-4.1",
+        ])
+        .args(["--sysfs", &fixture("ib-ipoib"), "--", "true"])
+        .assert()
+        .success()
+        .stderr(format!(
+            "xylem: --enable: typo0 matches nothing on host node-ib {has}\n"
+        ));
+    xylem()
+        .args(["net", "exec", "--enable", "eth0,lo", "--mpi", "openmpi-4.1"])
+        .args(["--sysfs", &fixture("ib-ipoib"), "--", "true"])
+        .assert()
+        .success()
+        .stderr(predicate::str::contains(
+            "xylem: --enable: lo is ignored on host node-ib: lo is loopback",
+        ));
+    // With -v the report carries them, once.
+    let out = xylem()
+        .args([
+            "net",
+            "exec",
+            "-v",
+            "--enable",
+            "eth0,typo0",
+            "--mpi",
+            "openmpi-4.1",
+        ])
+        .args(["--sysfs", &fixture("ib-ipoib"), "--", "true"])
+        .output()
+        .unwrap();
+    assert!(out.status.success());
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(err.matches("typo0 matches nothing").count(), 1, "{err}");
+    // The dry run's report names them too.
+    xylem()
+        .args([
+            "net",
+            "resolve",
+            "--enable",
+            "eth0,typo0",
+            "--mpi",
+            "openmpi-4.1",
+        ])
+        .args(["--sysfs", &fixture("ib-ipoib")])
+        .assert()
+        .success()
+        .stdout(predicate::str::contains(
+            "warning: --enable: typo0 matches nothing on host node-ib",
+        ));
+    // Items that all match: nothing on stderr.
+    xylem()
+        .args([
+            "net",
+            "resolve",
+            "--enable",
+            "eth0,ib",
+            "--mpi",
+            "openmpi-4.1",
+        ])
+        .args(["--sysfs", &fixture("ib-ipoib")])
+        .assert()
+        .success()
+        .stderr(predicate::str::is_empty());
+}
+
+#[test]
+fn strict_makes_an_unmatched_item_an_error() {
+    for (cmd, list) in [
+        ("resolve", "--disable=typo0"),
+        ("exec", "--enable=eth0,typo0"),
+        ("exec", "--enable=eth0,lo"),
+        ("resolve", "--enable=typo0"),
+    ] {
+        let mut c = xylem();
+        c.args(["net", cmd, "--strict", list, "--mpi", "openmpi-4.1"])
+            .args(["--sysfs", &fixture("ib-ipoib")]);
+        if cmd == "exec" {
+            c.args(["--", "sh", "-c", "echo ran"]);
+        }
+        c.assert()
+            .code(2)
+            .stdout(predicate::str::is_empty())
+            .stderr(predicate::str::contains("xylem: --strict: 1 item of"))
+            .stderr(predicate::str::contains("selects nothing on host node-ib"));
+    }
+    xylem()
+        .args([
+            "net",
+            "exec",
+            "--strict",
+            "--enable",
+            "eth0,ib",
+            "--mpi",
+            "openmpi-4.1",
+        ])
+        .args([
+            "--sysfs",
+            &fixture("ib-ipoib"),
+            "--",
+            "sh",
+            "-c",
+            "echo ran",
+        ])
+        .assert()
+        .success()
+        .stdout("ran\n");
+}
+
+#[test]
+fn a_bad_flavour_is_exit_2_from_the_variable_as_from_the_switch() {
+    for (env, arg) in [(Some("bogus"), None), (None, Some("bogus"))] {
+        let mut c = xylem();
+        c.args(["net", "resolve", "--enable", "eth0"])
+            .args(["--sysfs", &fixture("ib-ipoib")]);
+        if let Some(v) = env {
+            c.env("XYLEM_MPI", v);
+        }
+        if let Some(a) = arg {
+            c.args(["--mpi", a]);
+        }
+        let source = if env.is_some() { "XYLEM_MPI" } else { "--mpi" };
+        c.assert()
+            .code(2)
+            .stderr(predicate::str::starts_with(format!(
+                "xylem: {source}: unknown MPI flavour `bogus`; known: openmpi-4.1"
+            )))
+            .stderr(predicate::str::contains("mvapich2"));
+    }
+}
+
+#[test]
+fn flavour_aliases_are_accepted_by_the_switch_and_the_variable() {
+    for (alias, setting) in [
+        ("openmpi4", "export OMPI_MCA_btl=self,vader,tcp\n"),
+        ("openmpi5", "export OMPI_MCA_btl=self,sm,tcp\n"),
+        ("mpich4", "export UCX_NET_DEVICES=eth0\n"),
+        ("mpich5", "export UCX_NET_DEVICES=eth0\n"),
+        ("intelmpi", "export I_MPI_OFI_PROVIDER=tcp\n"),
+    ] {
+        xylem()
+            .args(["net", "resolve", "--enable", "eth0", "--mpi", alias])
+            .args(["--format", "sh", "--sysfs", &fixture("ib-ipoib")])
+            .assert()
+            .success()
+            .stdout(predicate::str::contains(setting));
+        xylem()
+            .env("XYLEM_MPI", alias)
+            .args(["net", "resolve", "--enable", "eth0"])
+            .args(["--format", "sh", "--sysfs", &fixture("ib-ipoib")])
+            .assert()
+            .success()
+            .stdout(predicate::str::contains(setting));
+    }
+}
+
+#[test]
+fn a_preset_ucx_tls_that_agrees_is_kept_not_a_conflict() {
+    xylem()
+        .env("UCX_TLS", "tcp,self")
+        .args(["net", "exec", "--enable", "eth0:tcp", "--mpi", "mpich"])
+        .args(["--sysfs", &fixture("ib-ipoib"), "--", "sh", "-c"])
+        .arg("echo \"$UCX_TLS $UCX_NET_DEVICES\"")
+        .assert()
+        .success()
+        .stdout("tcp,self eth0\n");
+    xylem()
+        .env("UCX_TLS", "rc,self")
+        .args(["net", "resolve", "--enable", "eth0:tcp", "--mpi", "mpich"])
+        .args(["--sysfs", &fixture("ib-ipoib")])
+        .assert()
+        .code(1)
+        .stderr(predicate::str::contains(
+            "UCX_TLS=rc,self (the selection needs self,sm,tcp)",
+        ));
+}

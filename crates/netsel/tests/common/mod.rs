@@ -39,6 +39,20 @@ pub fn plan_on(fixture_name: &str, args: &str, flavour: &str) -> Result<Report, 
 
 /// The settings of a successful plan as `NAME=VALUE` strings, in order.
 pub fn settings(fixture_name: &str, args: &str, flavour: &str) -> Vec<String> {
+    all_settings(fixture_name, args, flavour)
+        .into_iter()
+        .filter(|s| !is_one_sided_or_collective(s))
+        .collect()
+}
+
+/// Open MPI's one-sided and collective component lists, which every Open MPI
+/// translation ends with (tested on their own).
+pub fn is_one_sided_or_collective(setting: &str) -> bool {
+    setting.starts_with("OMPI_MCA_osc=") || setting.starts_with("OMPI_MCA_coll=")
+}
+
+/// Every setting of a plan, as `NAME=VALUE`.
+pub fn all_settings(fixture_name: &str, args: &str, flavour: &str) -> Vec<String> {
     let r = plan_on(fixture_name, args, flavour)
         .unwrap_or_else(|e| panic!("{fixture_name} {args} {flavour}: {e}"));
     r.translation
