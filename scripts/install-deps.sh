@@ -16,7 +16,7 @@ packages=(
   libclang-dev clang pkg-config
   iproute2 iputils-ping procps util-linux
   python3 python3-venv time bc valgrind
-  slurm-wlm slurmctld slurmd slurm-client
+  slurm-wlm slurmctld slurmd slurm-client libpmi2-0
   fonts-dejavu-core
 )
 # PACKAGE:COMMAND, installed where the release has the package and COMMAND is missing.

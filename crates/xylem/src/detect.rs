@@ -5,6 +5,7 @@
 //! hinted by the launcher's environment — Open MPI's `mpirun` gives ranks
 //! `OMPI_COMM_WORLD_SIZE`, Hydra gives `PMI_RANK`/`PMI_SIZE` — so that on a host with
 //! both libraries the one launching us wins: `ompi_info --version`, `mpichversion`,
+//! (each first from the directory of the first `mpirun`/`mpiexec` on PATH, then anywhere),
 //! `mpiname -a` (MVAPICH2), `mpirun --version`. Each tool gets a few seconds.
 
 use std::io::Read;
@@ -51,17 +52,45 @@ pub fn detect_flavour() -> Result<(Flavour, String), DetectError> {
     } else {
         [ompi, mpich, mv2, generic]
     };
-    for cmd in order {
-        if let Some(text) = run_tool(cmd) {
+    // The tools beside the first launcher on PATH come first: on a machine with several
+    // MPIs (Debian's beside one in a prefix of its own) that launcher is the MPI in use,
+    // and another library's `ompi_info` further down PATH must not answer for it.
+    let launcher_dir = launcher_dir();
+    let beside: Vec<Vec<String>> = launcher_dir
+        .iter()
+        .flat_map(|dir| {
+            order.iter().filter_map(move |cmd| {
+                let tool = dir.join(cmd[0]);
+                tool.is_file().then(|| {
+                    let mut v = vec![tool.display().to_string()];
+                    v.extend(cmd[1..].iter().map(|a| a.to_string()));
+                    v
+                })
+            })
+        })
+        .collect();
+    let anywhere = order
+        .iter()
+        .map(|cmd| cmd.iter().map(|a| a.to_string()).collect::<Vec<_>>());
+    for cmd in beside.into_iter().chain(anywhere) {
+        let words: Vec<&str> = cmd.iter().map(String::as_str).collect();
+        if let Some(text) = run_tool(&words) {
             // MPIR_CVAR_CH4_NETMOD picks the netmod of an MPICH built with several.
             if let Some(f) = Flavour::detect_with_env(&text, |k| std::env::var(k).ok()) {
-                return Ok((f, format!("`{}`", cmd.join(" "))));
+                return Ok((f, format!("`{}`", words.join(" "))));
             }
         }
     }
     Err(DetectError::Undetected(format!(
         "cannot tell which MPI library is in use (tried ${FLAVOUR_ENV}, ompi_info --version, mpichversion, mpiname -a, mpirun --version); give --mpi FLAVOUR"
     )))
+}
+
+/// The first directory on PATH that holds an MPI launcher (`mpirun`, `mpiexec`).
+fn launcher_dir() -> Option<std::path::PathBuf> {
+    let path = std::env::var_os("PATH")?;
+    std::env::split_paths(&path)
+        .find(|dir| ["mpirun", "mpiexec"].iter().any(|l| dir.join(l).is_file()))
 }
 
 /// Runs a version tool with a timeout; its stdout and stderr, or `None`.
