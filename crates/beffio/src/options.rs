@@ -90,6 +90,12 @@ pub struct Options {
     /// Use every network but these: NETWORK[:QUALIFIER],...
     #[arg(long, value_name = "LIST")]
     pub disable: Option<String>,
+
+    /// With --enable/--disable: refuse the run (exit 2, every rank) when an item matches
+    /// nothing usable on some host, or two hosts' selected networks share no subnet;
+    /// without it both are warnings on stderr and the run goes on.
+    #[arg(long)]
+    pub strict: bool,
 }
 
 /// What a memory option resolves to, before the job size is known.
@@ -236,6 +242,7 @@ mod tests {
         assert_eq!(o.partitions, None);
         assert_eq!(o.path, PathBuf::from("."));
         assert!(!o.keep && !o.noshared && !o.drop_cache && !o.check_every_call);
+        assert!(!o.strict && o.enable.is_none() && o.disable.is_none());
         assert_eq!(o.memory(), MemorySetting::Detect);
     }
 
@@ -266,6 +273,14 @@ mod tests {
         assert!(o.keep && o.noshared && o.drop_cache);
         assert_eq!(o.memory(), MemorySetting::PerProcess(512 * MB));
         assert_eq!(o.prefix.as_deref(), Some("run1"));
+    }
+
+    #[test]
+    fn strict_goes_with_the_selection() {
+        let o = parse(&["--enable", "eth0,typo0", "--strict"]).unwrap();
+        assert!(o.strict);
+        assert_eq!(o.enable.as_deref(), Some("eth0,typo0"));
+        assert!(parse(&["--enable", "a", "--disable", "b"]).is_err());
     }
 
     #[test]

@@ -229,6 +229,73 @@ fn bad_options_are_rejected() {
     assert!(String::from_utf8_lossy(&out.stderr).contains("outside 1..2"));
 }
 
+/// An interface of this host that a selection can name: up, not loopback, with an IPv4
+/// address (the first such in name order). Read from `/sys/class/net` and `ip -o -4 addr`.
+fn usable_interface() -> Option<String> {
+    let mut names: Vec<String> = std::fs::read_dir("/sys/class/net")
+        .ok()?
+        .filter_map(|e| e.ok())
+        .map(|e| e.file_name().to_string_lossy().into_owned())
+        .collect();
+    names.sort();
+    let read = |name: &str, file: &str| {
+        std::fs::read_to_string(format!("/sys/class/net/{name}/{file}"))
+            .map(|s| s.trim().to_string())
+            .unwrap_or_default()
+    };
+    names.into_iter().find(|name| {
+        let has_ipv4 = Command::new("ip")
+            .args(["-o", "-4", "addr", "show", "dev", name])
+            .output()
+            .is_ok_and(|o| {
+                o.status.success() && String::from_utf8_lossy(&o.stdout).contains(" inet ")
+            });
+        name != "lo" && read(name, "type") != "772" && read(name, "operstate") == "up" && has_ipv4
+    })
+}
+
+#[test]
+fn strict_refuses_an_item_matching_nothing_on_every_rank_with_one_message() {
+    let Some(interface) = usable_interface() else {
+        mpitest::unavailable("no interface besides lo is up with an IPv4 address");
+        return;
+    };
+    let _lock = mpitest::JobLock::acquire();
+    let dir = scratch("strict");
+    let list = format!("{interface},typo0");
+    let (out, _) = run(
+        2,
+        &[
+            "-T",
+            "3",
+            "-p",
+            dir.to_str().unwrap(),
+            "--enable",
+            &list,
+            "--strict",
+        ],
+    );
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{stderr}");
+    let lines = |needle: &str| stderr.lines().filter(|l| l.contains(needle)).count();
+    assert_eq!(
+        lines("b_eff_io: WARNING network selection: --enable: typo0 matches nothing on host"),
+        1,
+        "{stderr}"
+    );
+    assert_eq!(
+        lines("b_eff_io: ERROR network selection: --strict refuses --enable"),
+        1,
+        "{stderr}"
+    );
+    assert!(
+        mpitest::dir_entries(&dir).is_empty(),
+        "no run directory: {:?}",
+        mpitest::dir_entries(&dir)
+    );
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
 fn mount_tmpfs(dir: &Path, opts: &str) -> bool {
     let ok = Command::new("mount")
         .args(["-t", "tmpfs", "-o", opts, "tmpfs"])

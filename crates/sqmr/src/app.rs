@@ -35,7 +35,7 @@ pub const EXIT_CORRUPTED: i32 = 3;
 pub fn run(
     world: &SimpleCommunicator,
     parsed: Result<Options, clap::Error>,
-    network: Result<xmpi::network::Applied, String>,
+    network: xmpi::network::Outcome,
 ) -> Result<(), Agreed> {
     let rank = world.rank();
     let options = match parsed {
@@ -51,8 +51,9 @@ pub fn run(
             return agree(world, Err(Failure::new(EXIT_USAGE, message)));
         }
     };
-    let network = network.map_err(|message| Failure::new(EXIT_USAGE, message));
-    let network = agree(world, network)?;
+    // The selection: agreed, checked across hosts (warnings, or errors with --strict).
+    let network = xmpi::network::agree_selection(world, network, options.strict, "")?
+        .map(|applied| applied.summary);
     let limits = HostLimits {
         available_bytes: crate::host::memory_available(),
         request_bytes: std::mem::size_of::<mpi::ffi::MPI_Request>() as u64,

@@ -32,7 +32,7 @@ slowest core. Bandwidths are in MiB/s (1048576 bytes).";
 /// The one-line synopsis, shared by `--help` and the hint after every diagnostic.
 pub const USAGE: &str = "sqmr [--num_cores N] [--num_nbors N] [--num_iters N] [--win_size N] \
 [--min_msgsize BYTES] [--max_msgsize BYTES] [--verbose] [--json PATH] [--csv PATH] [--validate] \
-[--enable|--disable LIST]";
+[--enable|--disable LIST [--strict]]";
 
 /// The options of `sqmr`, parsed but not yet checked against each other or the job.
 #[derive(Debug, Clone, PartialEq, Eq, Parser)]
@@ -103,6 +103,12 @@ pub struct Options {
     /// Use every network but these: NETWORK[:QUALIFIER],...
     #[arg(long, value_name = "LIST")]
     pub disable: Option<String>,
+
+    /// With --enable/--disable: refuse the run (exit 2, every rank) when an item matches
+    /// nothing usable on some host, or two hosts' selected networks share no subnet;
+    /// without it both are warnings on stderr and the run goes on
+    #[arg(long)]
+    pub strict: bool,
 
     /// Test aid: the first neighbour rank corrupts one byte of one message
     #[arg(long = "corrupt-one-message", hide = true)]
@@ -190,6 +196,7 @@ mod tests {
             (1, 4096, 10, 0, 4_194_304)
         );
         assert!(!o.verbose && !o.validate && o.json.is_none() && o.csv.is_none());
+        assert!(!o.strict && o.enable.is_none() && o.disable.is_none());
     }
 
     #[test]
@@ -270,12 +277,28 @@ mod tests {
     }
 
     #[test]
+    fn strict_goes_with_either_selection_switch() {
+        let o = parse(&["--enable", "eth0,typo0", "--strict"]).unwrap();
+        assert!(o.strict);
+        assert_eq!(o.enable.as_deref(), Some("eth0,typo0"));
+        let o = parse(&["--strict", "--disable=ib"]).unwrap();
+        assert!(o.strict && o.disable.as_deref() == Some("ib"));
+        assert!(parse(&["--enable", "a", "--disable", "b"]).is_err());
+    }
+
+    #[test]
     fn help_is_not_an_error_exit() {
         let err = parse(&["--help"]).unwrap_err();
         assert_eq!(err.exit_code(), 0);
         let text = err.render().to_string();
         assert!(text.contains("node aggregates"), "{text}");
-        for option in ["--num_cores", "--num_nbors", "--num_iters", "--win_size"] {
+        for option in [
+            "--num_cores",
+            "--num_nbors",
+            "--num_iters",
+            "--win_size",
+            "--strict",
+        ] {
             assert!(text.contains(option), "{option} missing from help");
         }
     }

@@ -99,3 +99,122 @@ fn bad_values_and_unknown_options_are_usage_errors() {
         assert_diagnostic(2, args, needle);
     }
 }
+
+/// An interface of this host that a selection can name: up, not loopback, with an IPv4
+/// address (the first such in name order, so the choice is stable). Read from
+/// `/sys/class/net` and `ip -o -4 addr`.
+fn usable_interface() -> Option<String> {
+    let mut names: Vec<String> = std::fs::read_dir("/sys/class/net")
+        .ok()?
+        .filter_map(|e| e.ok())
+        .map(|e| e.file_name().to_string_lossy().into_owned())
+        .collect();
+    names.sort();
+    let read = |name: &str, file: &str| {
+        std::fs::read_to_string(format!("/sys/class/net/{name}/{file}"))
+            .map(|s| s.trim().to_string())
+            .unwrap_or_default()
+    };
+    names.into_iter().find(|name| {
+        let has_ipv4 = std::process::Command::new("ip")
+            .args(["-o", "-4", "addr", "show", "dev", name])
+            .output()
+            .is_ok_and(|o| {
+                o.status.success() && String::from_utf8_lossy(&o.stdout).contains(" inet ")
+            });
+        name != "lo" && read(name, "type") != "772" && read(name, "operstate") == "up" && has_ipv4
+    })
+}
+
+#[test]
+fn an_item_matching_nothing_is_warned_about_once_and_strict_refuses_it() {
+    let Some(interface) = usable_interface() else {
+        mpitest::unavailable("no interface besides lo is up with an IPv4 address");
+        return;
+    };
+    let list = format!("{interface},typo0");
+    let args = ["--enable", &list, "--num_iters", "5", "--max_msgsize", "8"];
+    let job = sqmr(2, &args);
+    assert!(job.success(), "{args:?}: {job:#?}");
+    let warnings: Vec<&str> = job.stderr.lines().filter(|l| l.contains("typo0")).collect();
+    assert_eq!(
+        warnings.len(),
+        1,
+        "one warning for two ranks on one host: {job:#?}"
+    );
+    assert!(
+        warnings[0]
+            .starts_with("WARNING network selection: --enable: typo0 matches nothing on host "),
+        "{}",
+        warnings[0]
+    );
+    assert!(
+        warnings[0].contains(&interface),
+        "it names what the host has: {}",
+        warnings[0]
+    );
+    // One host: no pair to warn about.
+    assert!(
+        !job.stderr.contains("share no selected network"),
+        "{}",
+        job.stderr
+    );
+    assert!(
+        job.stdout.contains(&format!(
+            "# network selection (rank 0's host): --enable {}",
+            list.to_ascii_lowercase()
+        )),
+        "{}",
+        job.stdout
+    );
+    let table = common::parse(&job.stdout);
+    assert!(!table.rows.is_empty(), "{}", job.stdout);
+
+    // With --strict: exit 2 on every rank, the warning and the refusal once, no rows.
+    let mut strict = args.to_vec();
+    strict.push("--strict");
+    assert_diagnostic(
+        2,
+        &strict,
+        "ERROR network selection: --strict refuses --enable",
+    );
+    let job = sqmr(2, &strict);
+    let warned = job
+        .stderr
+        .lines()
+        .filter(|l| l.contains("typo0 matches nothing on host"))
+        .count();
+    assert_eq!(warned, 1, "{}", job.stderr);
+    assert!(
+        job.stderr
+            .contains("1 item selects nothing on a host; see the warnings above"),
+        "{}",
+        job.stderr
+    );
+}
+
+#[test]
+fn a_selection_that_matches_is_checked_in_silence() {
+    let Some(interface) = usable_interface() else {
+        mpitest::unavailable("no interface besides lo is up with an IPv4 address");
+        return;
+    };
+    let job = sqmr(
+        2,
+        &[
+            "--enable",
+            &interface,
+            "--strict",
+            "--num_iters",
+            "5",
+            "--max_msgsize",
+            "8",
+        ],
+    );
+    assert!(job.success(), "{job:#?}");
+    assert!(
+        !job.stderr.contains("network selection"),
+        "nothing to warn about: {}",
+        job.stderr
+    );
+}

@@ -272,6 +272,41 @@ fn network_selection_moves_the_bytes_on_every_path() {
         job.stdout
     );
 
+    // Selections that cannot reach each other: host 1's data A beside host 2's data B.
+    // The kernel routes by destination, so traffic would leave outside the selection:
+    // one warning naming both hosts; with --strict every rank stops with exit code 2.
+    let crossed = format!("{},{}", DATA_A.name, DATA_B.peer);
+    let mut args = vec![
+        sqmr,
+        "--enable",
+        &crossed,
+        "--max_msgsize",
+        "8",
+        "--num_iters",
+        "5",
+    ];
+    let job = cluster.launch(mpi, &args, &[]);
+    assert!(job.success(), "{job:#?}");
+    let warnings: Vec<&str> = job
+        .stderr
+        .lines()
+        .filter(|l| l.starts_with("WARNING network selection") && l.contains("share no"))
+        .collect();
+    assert_eq!(warnings.len(), 1, "{}", job.stderr);
+    assert!(
+        warnings[0].contains("xyh1") && warnings[0].contains("xyh2"),
+        "{}",
+        warnings[0]
+    );
+    args.push("--strict");
+    let job = cluster.launch(mpi, &args, &[]);
+    assert_eq!(job.code, Some(2), "{job:#?}");
+    assert!(
+        !job.stdout.lines().any(|l| !l.starts_with('#')),
+        "{}",
+        job.stdout
+    );
+
     // A human name: on these hosts every link is virtual Ethernet, so `ethernet` names all
     // three, and together they carry the payload.
     let o = measure(

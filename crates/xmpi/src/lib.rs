@@ -9,7 +9,8 @@
 //! - [`gather_strings`] collects one string per rank (host names) on a root rank.
 //! - [`library_version`] names the MPI library; it can be called before `MPI_Init`.
 //! - [`launch::check`] stops silent singletons (a launcher's N tasks, each a world of 1).
-//! - [`network::apply`] applies `--enable/--disable` to the environment before `MPI_Init`.
+//! - [`network::apply`] applies `--enable/--disable` to the environment before `MPI_Init`;
+//!   [`network::agree_selection`] agrees on the outcome after it and checks it across hosts.
 
 pub mod launch;
 pub mod network;
@@ -70,13 +71,14 @@ impl Mpi {
 
 /// The start of every benchmark: applies `--enable/--disable` to this process's
 /// environment (while it has one thread), then starts MPI. The outcome of the selection
-/// is returned, not acted on, so that the ranks can agree on it; a process that cannot
-/// start MPI at all says so as `program` and leaves.
+/// is returned, not acted on, so that the ranks can agree on it
+/// ([`network::agree_selection`]); a process that cannot start MPI at all says so as
+/// `program` and leaves.
 pub fn start(
     program: &str,
     enable: Option<&str>,
     disable: Option<&str>,
-) -> (Mpi, Result<network::Applied, String>) {
+) -> (Mpi, network::Outcome) {
     let network = network::apply(enable, disable);
     match Mpi::init() {
         Ok(mpi) => (mpi, network),

@@ -1,33 +1,64 @@
 //! `--enable/--disable`: network selection applied to this process before `MPI_Init`,
-//! for every benchmark of the suite.
+//! for every benchmark of the suite, and checked across hosts after it.
 //!
 //! Each rank resolves the selection against its own host and sets the MPI library's
 //! settings in its own environment, so that every component of the library honours the
 //! one switch. A failure is not reported here: MPI starts with the environment
 //! untouched, and the ranks agree on the failure and leave together (no rank leaves
 //! alone before `MPI_Init`, which would leave the others hanging).
+//!
+//! After `MPI_Init`, [`agree_selection`] (called by every benchmark) agrees on that
+//! outcome, gathers every rank's warnings and selected networks on rank 0 and prints,
+//! once: each distinct item that matches nothing on a host, and each pair of hosts whose
+//! selected networks share nothing. With `--strict` either is an error that every rank
+//! leaves with ([`EXIT_CODE`]).
 
-/// What the selection did on this host: a one-line summary for the report.
-pub type Applied = Option<String>;
+use mpi::collective::SystemOperation;
+use mpi::traits::*;
+
+use crate::{Agreed, Failure};
+
+/// The exit code of a selection that cannot be applied, or that `--strict` refuses: bad
+/// input, as for the benchmarks' other options.
+pub const EXIT_CODE: i32 = 2;
+
+/// What the selection did on this host.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Applied {
+    /// The selection as given: `--enable eth0,typo0`.
+    pub switch: String,
+    /// One line for the report: `--enable eth0,typo0 on host1: OMPI_MCA_pml=ob1 ...`.
+    pub summary: String,
+    /// One line per item that matches nothing usable on this host, or that can never be
+    /// selected ([`netsel::format::selection_warnings`]).
+    pub warnings: Vec<String>,
+    /// This host's selected networks ([`netsel::HostNetworks::encode`]).
+    pub networks: String,
+}
+
+/// The outcome of [`apply`] on one rank: `Ok(None)` without a selection, the complete
+/// message to print on failure.
+pub type Outcome = Result<Option<Applied>, String>;
 
 /// Applies the selection given by the `--enable` and `--disable` lists, if any, to this
 /// process's environment. Call before `MPI_Init`, while the process has one thread.
 /// The error is the complete message to print.
-pub fn apply(enable: Option<&str>, disable: Option<&str>) -> Result<Applied, String> {
+pub fn apply(enable: Option<&str>, disable: Option<&str>) -> Outcome {
     if enable.is_none() && disable.is_none() {
         return Ok(None);
     }
     let selection =
         netsel::Selection::from_switches(enable, disable).map_err(|e| format!("ERROR {e}"))?;
     let version = crate::library_version();
-    let flavour = netsel::Flavour::detect(&version).ok_or_else(|| {
-        format!(
-            "ERROR {}: cannot tell which MPI library this is from its version string ({}), \
-             so there is no translation for it",
-            switch(&selection),
-            crate::library_summary()
-        )
-    })?;
+    let flavour = netsel::Flavour::detect_with_env(&version, |k| std::env::var(k).ok())
+        .ok_or_else(|| {
+            format!(
+                "ERROR {}: cannot tell which MPI library this is from its version string \
+                 ({}), so there is no translation for it",
+                switch(&selection),
+                crate::library_summary()
+            )
+        })?;
     let report = netsel::apply_to_env(&selection, flavour).map_err(|e| format!("ERROR {e}"))?;
     let settings: Vec<String> = report
         .translation
@@ -38,14 +69,319 @@ pub fn apply(enable: Option<&str>, disable: Option<&str>) -> Result<Applied, Str
             format!("{k}={v}")
         })
         .collect();
-    Ok(Some(format!(
-        "{} on {}: {}",
-        switch(&selection),
-        report.host.hostname,
-        settings.join(" ")
-    )))
+    Ok(Some(Applied {
+        switch: switch(&selection),
+        summary: format!(
+            "{} on {}: {}",
+            switch(&selection),
+            report.host.hostname,
+            settings.join(" ")
+        ),
+        warnings: netsel::format::selection_warnings(&report.resolution),
+        networks: netsel::HostNetworks::from_report(&report).encode(),
+    }))
 }
 
 fn switch(selection: &netsel::Selection) -> String {
     format!("{} {}", selection.mode.switch(), selection.list())
+}
+
+/// The start of every benchmark's run, after `MPI_Init` (a collective call: every rank of
+/// `comm` must make it).
+///
+/// 1. Agrees on `outcome`: if the selection failed on any rank, the first failing rank
+///    prints its message and every rank gets [`EXIT_CODE`].
+/// 2. When a selection was given: gathers every rank's warnings and selected networks on
+///    rank 0, which prints on stderr, once, each distinct unmatched item of each host and
+///    one `WARNING network selection: ...` line per pair of hosts whose selected networks
+///    share nothing ([`HostCheck`]).
+/// 3. With `strict`, any such line is an error: rank 0 says so in one message and every
+///    rank gets [`EXIT_CODE`]. Without it the run goes on.
+///
+/// Every line printed starts with `prefix` (`""`, or `"b_eff_io: "`). Returns this rank's
+/// [`Applied`] for the report.
+pub fn agree_selection<C: Communicator>(
+    comm: &C,
+    outcome: Outcome,
+    strict: bool,
+    prefix: &str,
+) -> Result<Option<Applied>, Agreed> {
+    let local = outcome.map_err(|m| Failure::new(EXIT_CODE, format!("{prefix}{m}")));
+    let applied = crate::agree(comm, local)?;
+    // Every rank takes part in the gather, or none: whether any rank selected (and asked
+    // for --strict) is agreed first, so that ranks given other options cannot hang.
+    let mine = [
+        i32::from(applied.is_some()),
+        i32::from(applied.is_some() && strict),
+    ];
+    let mut any = [0i32; 2];
+    comm.all_reduce_into(&mine[..], &mut any[..], SystemOperation::max());
+    if any[0] == 0 {
+        return Ok(applied);
+    }
+    let strict = any[1] != 0;
+    let payload = applied.as_ref().map(payload).unwrap_or_default();
+    let verdict = match crate::gather_strings(comm, 0, &payload) {
+        Some(payloads) => {
+            let check = HostCheck::from_payloads(&payloads);
+            for line in check.lines() {
+                eprintln!("{prefix}{line}");
+            }
+            let switch = applied
+                .as_ref()
+                .map_or("the selection", |a| a.switch.as_str());
+            match check.strict_refusal(switch) {
+                Some(message) if strict => {
+                    Err(Failure::new(EXIT_CODE, format!("{prefix}{message}")))
+                }
+                _ => Ok(()),
+            }
+        }
+        None => Ok(()),
+    };
+    if strict {
+        crate::agree(comm, verdict)?;
+    }
+    Ok(applied)
+}
+
+/// What one rank sends rank 0: its host's encoded networks on the first line, then one
+/// warning per line (line breaks inside a warning become spaces).
+pub fn payload(applied: &Applied) -> String {
+    let mut lines = vec![applied.networks.replace('\n', " ")];
+    lines.extend(applied.warnings.iter().map(|w| w.replace('\n', " ")));
+    lines.join("\n")
+}
+
+/// The cross-host findings of rank 0, from every rank's [`payload`] in rank order.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct HostCheck {
+    /// The distinct unmatched-item warnings of all hosts, in rank order (each names its
+    /// host, so one line per host and item however many ranks share the host).
+    pub unmatched: Vec<String>,
+    /// The warnings of [`netsel::unreachable_pairs`], one per pair of hosts.
+    pub unreachable: Vec<String>,
+    /// Ranks whose networks could not be read (`rank N: why`); they are left out of the
+    /// pair check.
+    pub unreadable: Vec<String>,
+}
+
+/// The start of every line [`HostCheck::lines`] prints.
+pub const WARNING: &str = "WARNING network selection: ";
+
+impl HostCheck {
+    /// Reads the payloads (an empty one, from a rank without a selection, is skipped),
+    /// deduplicates the warnings and finds the unreachable pairs.
+    pub fn from_payloads(payloads: &[String]) -> HostCheck {
+        let mut check = HostCheck::default();
+        let mut hosts = Vec::new();
+        for (rank, text) in payloads.iter().enumerate() {
+            if text.is_empty() {
+                continue;
+            }
+            let mut lines = text.lines();
+            let encoded = lines.next().unwrap_or("");
+            match netsel::HostNetworks::decode(encoded) {
+                Ok(h) => hosts.push(h),
+                Err(e) => check.unreadable.push(format!("rank {rank}: {e}")),
+            }
+            for w in lines {
+                if !check.unmatched.iter().any(|seen| seen == w) {
+                    check.unmatched.push(w.to_string());
+                }
+            }
+        }
+        check.unreachable = netsel::unreachable_pairs(&hosts)
+            .into_iter()
+            .map(|p| p.warning)
+            .collect();
+        check
+    }
+
+    /// The lines to print on stderr: the unmatched items, the unreadable ranks, the
+    /// unreachable pairs, each starting with [`WARNING`].
+    pub fn lines(&self) -> Vec<String> {
+        let mut out: Vec<String> = self
+            .unmatched
+            .iter()
+            .map(|w| format!("{WARNING}{w}"))
+            .collect();
+        out.extend(
+            self.unreadable
+                .iter()
+                .map(|u| format!("{WARNING}{u}; that host is left out of the cross-host check")),
+        );
+        out.extend(self.unreachable.iter().map(|w| {
+            if w.starts_with(WARNING) {
+                w.clone()
+            } else {
+                format!("{WARNING}{w}")
+            }
+        }));
+        out
+    }
+
+    /// The one message with which `--strict` refuses `switch` (`--enable eth0,typo0`),
+    /// or `None` when no item went unmatched and every pair of hosts shares a network.
+    /// Unreadable ranks are not the user's doing and do not count.
+    pub fn strict_refusal(&self, switch: &str) -> Option<String> {
+        let mut findings = Vec::new();
+        match self.unmatched.len() {
+            0 => {}
+            1 => findings.push("1 item selects nothing on a host".to_string()),
+            n => findings.push(format!(
+                "{n} items select nothing on a host (counted once per host)"
+            )),
+        }
+        match self.unreachable.len() {
+            0 => {}
+            1 => findings.push("1 pair of hosts shares no selected network".to_string()),
+            n => findings.push(format!("{n} pairs of hosts share no selected network")),
+        }
+        if findings.is_empty() {
+            return None;
+        }
+        Some(format!(
+            "ERROR network selection: --strict refuses {switch}: {}; see the warnings \
+             above, and fix the list or drop --strict",
+            findings.join(", and ")
+        ))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn applied(networks: &str, warnings: &[&str]) -> Applied {
+        Applied {
+            switch: "--enable data0,typo0".into(),
+            summary: String::new(),
+            warnings: warnings.iter().map(|w| w.to_string()).collect(),
+            networks: networks.into(),
+        }
+    }
+
+    const H1: &str = "netsel1 h1 ip:data0=10.20.0.1/24";
+    const H1_TYPO: &str = "--enable: typo0 matches nothing on host h1 (it has: data0, lo)";
+    const H2_TYPO: &str = "--enable: typo0 matches nothing on host h2 (it has: data0, lo)";
+
+    #[test]
+    fn a_payload_carries_the_networks_and_the_warnings_line_by_line() {
+        let a = applied(H1, &[H1_TYPO, "two\nlines"]);
+        let p = payload(&a);
+        assert_eq!(p, format!("{H1}\n{H1_TYPO}\ntwo lines"));
+        let check = HostCheck::from_payloads(&[p]);
+        assert_eq!(check.unmatched, vec![H1_TYPO, "two lines"]);
+        assert!(check.unreachable.is_empty() && check.unreadable.is_empty());
+    }
+
+    #[test]
+    fn warnings_are_printed_once_per_host_and_item_in_rank_order() {
+        let h2 = "netsel1 h2 ip:data0=10.20.0.2/24";
+        let payloads: Vec<String> = [
+            applied(H1, &[H1_TYPO]),
+            applied(H1, &[H1_TYPO]),
+            applied(h2, &[H2_TYPO]),
+            applied(h2, &[H2_TYPO]),
+        ]
+        .iter()
+        .map(payload)
+        .collect();
+        let check = HostCheck::from_payloads(&payloads);
+        assert_eq!(check.unmatched, vec![H1_TYPO, H2_TYPO]);
+        assert!(check.unreachable.is_empty(), "{check:?}");
+        assert_eq!(
+            check.lines(),
+            vec![format!("{WARNING}{H1_TYPO}"), format!("{WARNING}{H2_TYPO}")]
+        );
+        let refusal = check.strict_refusal("--enable data0,typo0").unwrap();
+        assert_eq!(
+            refusal,
+            "ERROR network selection: --strict refuses --enable data0,typo0: 2 items select \
+             nothing on a host (counted once per host); see the warnings above, and fix the \
+             list or drop --strict"
+        );
+    }
+
+    #[test]
+    fn hosts_without_a_shared_subnet_are_one_warning_per_pair() {
+        let payloads: Vec<String> = [
+            H1,
+            H1,
+            "netsel1 h2 ip:data0=10.30.0.2/24",
+            "netsel1 h3 ip:data0=10.20.0.3/24",
+        ]
+        .iter()
+        .map(|n| payload(&applied(n, &[])))
+        .collect();
+        let check = HostCheck::from_payloads(&payloads);
+        assert!(check.unmatched.is_empty());
+        assert_eq!(check.unreachable.len(), 2, "{check:?}");
+        let lines = check.lines();
+        assert!(lines[0].starts_with(WARNING), "{lines:?}");
+        assert!(
+            lines[0].contains("h1 (data0 10.20.0.1/24) and h2 (data0 10.30.0.2/24)"),
+            "{lines:?}"
+        );
+        assert!(
+            lines[1].contains("h2 (data0 10.30.0.2/24) and h3"),
+            "{lines:?}"
+        );
+        let refusal = check.strict_refusal("--enable data0").unwrap();
+        assert!(
+            refusal.contains("--strict refuses --enable data0: 2 pairs of hosts share no"),
+            "{refusal}"
+        );
+    }
+
+    #[test]
+    fn both_findings_are_named_in_the_one_refusal() {
+        let payloads = vec![
+            payload(&applied(H1, &[H1_TYPO])),
+            payload(&applied("netsel1 h2 ip:data1=10.30.0.2/24", &[])),
+        ];
+        let refusal = HostCheck::from_payloads(&payloads)
+            .strict_refusal("--enable data0,data1,typo0")
+            .unwrap();
+        assert!(
+            refusal.contains(
+                "1 item selects nothing on a host, and 1 pair of hosts shares no selected \
+                 network"
+            ),
+            "{refusal}"
+        );
+    }
+
+    #[test]
+    fn a_clean_selection_has_nothing_to_say() {
+        let payloads = vec![
+            payload(&applied(H1, &[])),
+            payload(&applied("netsel1 h2 ip:data0=10.20.0.2/24", &[])),
+            String::new(),
+        ];
+        let check = HostCheck::from_payloads(&payloads);
+        assert_eq!(check, HostCheck::default());
+        assert!(check.lines().is_empty());
+        assert_eq!(check.strict_refusal("--enable data0"), None);
+    }
+
+    #[test]
+    fn an_unreadable_rank_is_named_and_left_out_without_failing_strict() {
+        let payloads = vec![
+            payload(&applied(H1, &[])),
+            payload(&applied("netsel9 h2 whatever", &[])),
+        ];
+        let check = HostCheck::from_payloads(&payloads);
+        assert_eq!(check.unreadable.len(), 1, "{check:?}");
+        assert!(check.unreadable[0].starts_with("rank 1: "), "{check:?}");
+        assert!(check.unreachable.is_empty());
+        let lines = check.lines();
+        assert_eq!(lines.len(), 1);
+        assert!(
+            lines[0].ends_with("that host is left out of the cross-host check"),
+            "{lines:?}"
+        );
+        assert_eq!(check.strict_refusal("--enable data0"), None);
+    }
 }

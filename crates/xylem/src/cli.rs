@@ -64,6 +64,10 @@ pub enum NetCommand {
         format: Format,
     },
     /// Resolve on this host, set the environment, and exec PROGRAM.
+    ///
+    /// Each host resolves on its own, so nothing here compares hosts: to check before
+    /// launching, run `mpirun ... xylem net resolve --enable LIST` (one rank per host) and
+    /// compare the hosts' `use:` lines (their subnets must meet) and warnings.
     Exec {
         /// The selection.
         #[command(flatten)]

@@ -29,11 +29,7 @@ pub const EXIT_DATA_ERRORS: i32 = 3;
 
 /// Runs b_eff_io on `world` with the process arguments `args` and the outcome of the
 /// network selection made before `MPI_Init`; returns the exit code every rank agreed on.
-pub fn run(
-    world: &SimpleCommunicator,
-    args: Vec<String>,
-    network: Result<xmpi::network::Applied, String>,
-) -> i32 {
+pub fn run(world: &SimpleCommunicator, args: Vec<String>, network: xmpi::network::Outcome) -> i32 {
     let rank = world.rank();
     let opts = match Options::parse_args(args) {
         Ok(o) => o,
@@ -44,11 +40,9 @@ pub fn run(
             return e.exit_code();
         }
     };
-    if let Err(e) = agree(world, network.err()) {
-        if rank == 0 {
-            eprintln!("b_eff_io: {e}");
-        }
-        return 2;
+    // The selection: agreed, checked across hosts (warnings, or errors with --strict).
+    if let Err(agreed) = xmpi::network::agree_selection(world, network, opts.strict, "b_eff_io: ") {
+        return agreed.code;
     }
     let n = world.size() as usize;
     let parts = opts
