@@ -14,6 +14,7 @@
 
 pub mod launch;
 pub mod network;
+pub mod panic;
 
 use mpi::collective::SystemOperation;
 use mpi::topology::{Communicator, SimpleCommunicator};
@@ -81,7 +82,12 @@ pub fn start(
 ) -> (Mpi, network::Outcome) {
     let network = network::apply(enable, disable);
     match Mpi::init() {
-        Ok(mpi) => (mpi, network),
+        Ok(mpi) => {
+            let rank = mpi.world().rank();
+            panic::install(program, rank);
+            panic::test_panic(rank);
+            (mpi, network)
+        }
         Err(e) => {
             eprintln!("{program}: {e}");
             std::process::exit(1);
