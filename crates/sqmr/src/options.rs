@@ -42,6 +42,7 @@ pub const USAGE: &str = "sqmr [--num_cores N] [--num_nbors N] [--num_iters N] [-
     about = ABOUT,
     long_about = LONG_ABOUT,
     allow_negative_numbers = true,
+    args_override_self = true,
     override_usage = USAGE,
     after_help = "Sizes take binary suffixes: 64K, 4M, 1G (also KiB, MiB, GiB)."
 )]
@@ -123,13 +124,57 @@ impl Options {
         I: IntoIterator<Item = T>,
         T: Into<OsString> + Clone,
     {
-        Options::try_parse_from(args)
+        Options::try_parse_from(reference_spellings(args.into_iter().map(Into::into)))
     }
 
     /// The clap command, for man pages and completions.
     pub fn command() -> clap::Command {
         <Options as clap::CommandFactory>::command()
     }
+}
+
+/// Rewrites the reference's spellings of long options into clap's: 1.1.0 strips any
+/// number of leading dashes, so `-num_cores=1`, `-verbose` and `---win_size 4` name the
+/// options `--num_cores=1`, `--verbose` and `--win_size 4`. Only words whose name (before
+/// any `=`) is one of sqmr's long options or aliases are rewritten, so a negative value
+/// (`--num_cores -5`) stays a value, and `-h`, `-V` stay clap's short options. The first
+/// word (the program) is kept. A repeated option takes its last value, as in 1.1.0
+/// (`args_override_self`), so wrappers can put defaults first and then `"$@"`.
+pub fn reference_spellings(args: impl Iterator<Item = OsString>) -> Vec<OsString> {
+    let command = Options::command();
+    let longs: Vec<String> = command
+        .get_arguments()
+        .flat_map(|a| {
+            a.get_long()
+                .into_iter()
+                .chain(a.get_all_aliases().unwrap_or_default())
+                .map(str::to_string)
+        })
+        .chain(["help".to_string(), "version".to_string()])
+        .collect();
+    let mut after_separator = false;
+    args.enumerate()
+        .map(|(i, arg)| {
+            if i == 0 || after_separator {
+                return arg;
+            }
+            let Some(text) = arg.to_str() else {
+                return arg;
+            };
+            if text == "--" {
+                after_separator = true;
+                return arg;
+            }
+            let bare = text.trim_start_matches('-');
+            let name = bare.split('=').next().unwrap_or(bare);
+            if text.starts_with('-') && !text.starts_with("--") || text.starts_with("---") {
+                if longs.iter().any(|l| l == name) {
+                    return OsString::from(format!("--{bare}"));
+                }
+            }
+            arg
+        })
+        .collect()
 }
 
 /// Parses a strict decimal integer with an optional sign.
@@ -176,6 +221,34 @@ fn parse_integer(number: &str, text: &str, factor: i64) -> Result<i64, String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_references_dashes_and_repeats_are_accepted() {
+        let o = parse(&[
+            "-num_cores=1",
+            "-verbose",
+            "---win_size",
+            "4",
+            "-num-nbors",
+            "2",
+        ])
+        .unwrap();
+        assert_eq!(o.num_cores, Some(1));
+        assert!(o.verbose);
+        assert_eq!(o.win_size, 4);
+        assert_eq!(o.num_nbors, 2);
+        // A wrapper's defaults first, then the user's: the last value wins.
+        let o = parse(&["--num_iters", "10", "--win_size=2", "--num_iters=20"]).unwrap();
+        assert_eq!(o.num_iters, 20);
+        assert_eq!(o.win_size, 2);
+        // Negative values stay values (the reference's own diagnostics handle them).
+        let o = parse(&["--num_cores", "-5"]).unwrap();
+        assert_eq!(o.num_cores, Some(-5));
+        // A word that names no option is left for clap to refuse.
+        let e = parse(&["-bogus"]).unwrap_err();
+        assert_eq!(e.kind(), clap::error::ErrorKind::UnknownArgument, "{e}");
+        assert!(parse(&["-help"]).is_err_and(|e| e.kind() == clap::error::ErrorKind::DisplayHelp));
+    }
 
     fn parse(args: &[&str]) -> Result<Options, clap::Error> {
         Options::parse_from_args(std::iter::once("sqmr").chain(args.iter().copied()))
