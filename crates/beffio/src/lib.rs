@@ -3,12 +3,14 @@
 //! The pure layer (no MPI): [`options`], the [`patterns`] table, the [`schedule`] of
 //! partitions and time budgets, the geometric [`batch`] planner, the [`segment`] rule of
 //! types 3 and 4, chunk [`markers`], [`results`] types, the [`figures`], [`validity`] and the
-//! [`report`] formats. The execution layer lives in [`run`].
+//! [`report`] formats; the output files and checked standard output in [`outputs`]. The
+//! execution layer lives in [`run`].
 
 pub mod batch;
 pub mod figures;
 pub mod markers;
 pub mod options;
+pub mod outputs;
 pub mod patterns;
 pub mod report;
 pub mod results;

@@ -3,6 +3,17 @@
 fn main() {
     let args: Vec<String> = std::env::args().collect();
     let options = beffio::options::Options::parse_args(&args);
+    if let Ok(beffio::options::Options {
+        clean: Some(dir), ..
+    }) = &options
+    {
+        // No MPI for cleaning up; under a launcher only its first task cleans.
+        let task = xmpi::launch::launched(&|k| std::env::var(k).ok()).and_then(|l| l.task);
+        std::process::exit(match task {
+            Some(t) if t > 0 => 0,
+            _ => beffio::run::rundir::clean_command(dir),
+        });
+    }
     let (enable, disable) = match &options {
         Ok(o) => (o.enable.as_deref(), o.disable.as_deref()),
         Err(_) => (None, None),

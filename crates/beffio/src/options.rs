@@ -43,12 +43,19 @@ pub struct Options {
 
     /// 2.1 -MB: memory per process in MB.
     #[arg(long = "memory-per-process-mb", value_name = "MB", hide = true,
-          value_parser = parse_megabytes, conflicts_with = "memory_total_mb")]
+          value_parser = parse_megabytes_per_process, conflicts_with = "memory_total_mb")]
     pub memory_per_process_mb: Option<u64>,
 
     /// 2.1 -MT: total memory of all processes in MB (divided by the processes).
-    #[arg(long = "memory-total-mb", value_name = "MB", hide = true, value_parser = parse_megabytes)]
+    #[arg(long = "memory-total-mb", value_name = "MB", hide = true,
+          value_parser = parse_megabytes_total)]
     pub memory_total_mb: Option<u64>,
+
+    /// Remove the run directories that killed runs left in DIR (those whose owner marker
+    /// names a process of this host that is gone), say what was removed and what was kept
+    /// and why, and exit without running the benchmark.
+    #[arg(long, value_name = "DIR", value_parser = parse_path)]
+    pub clean: Option<PathBuf>,
 
     /// Type 1 without the shared file pointer: the type 0 view and write_all (run is NOT VALID). 2.1: -noshared.
     #[arg(long)]
@@ -129,9 +136,10 @@ impl Options {
         if let Some(b) = self.memory_per_process {
             MemorySetting::PerProcess(b)
         } else if let Some(mb) = self.memory_per_process_mb {
-            MemorySetting::PerProcess(mb * MB)
+            // The parser refuses what does not fit in bytes; saturate all the same.
+            MemorySetting::PerProcess(mb.saturating_mul(MB))
         } else if let Some(mb) = self.memory_total_mb {
-            MemorySetting::Total(mb * MB)
+            MemorySetting::Total(mb.saturating_mul(MB))
         } else {
             MemorySetting::Detect
         }
@@ -216,15 +224,40 @@ fn parse_prefix(text: &str) -> Result<String, String> {
     Ok(text.to_string())
 }
 
-fn parse_megabytes(text: &str) -> Result<u64, String> {
-    let mb: u64 = text
-        .trim()
-        .parse()
-        .map_err(|_| format!("'{text}' is not a whole number of MB"))?;
+/// The largest value of `-MB` and `-MT`: more MB than that are more bytes than 64 bits hold.
+pub const MAX_MEGABYTES: u64 = u64::MAX / MB;
+
+/// A whole number of MB whose bytes fit in a `u64`; `legacy` names the 2.1 spelling.
+fn parse_megabytes(text: &str, legacy: &str) -> Result<u64, String> {
+    let mb: u64 = text.trim().parse().map_err(|e: std::num::ParseIntError| {
+        if *e.kind() == std::num::IntErrorKind::PosOverflow {
+            too_many_megabytes(text, legacy)
+        } else {
+            format!("'{text}' is not a whole number of MB")
+        }
+    })?;
     if mb == 0 {
         return Err("the memory must be positive".into());
     }
-    Ok(mb)
+    mb.checked_mul(MB)
+        .map(|_| mb)
+        .ok_or_else(|| too_many_megabytes(text, legacy))
+}
+
+fn too_many_megabytes(text: &str, legacy: &str) -> String {
+    format!(
+        "{legacy}: {} MB is more bytes than 64 bits can count; the largest accepted value \
+         is {MAX_MEGABYTES} (MB)",
+        text.trim()
+    )
+}
+
+fn parse_megabytes_per_process(text: &str) -> Result<u64, String> {
+    parse_megabytes(text, "-MB")
+}
+
+fn parse_megabytes_total(text: &str) -> Result<u64, String> {
+    parse_megabytes(text, "-MT")
 }
 
 #[cfg(test)]
@@ -332,6 +365,60 @@ mod tests {
         assert!(msg(&["-MB", "many"]).contains("whole number of MB"));
         assert!(msg(&["--path", ""]).contains("empty"));
         assert!(parse(&["--memory-per-process", "1G", "-MB", "5"]).is_err());
+        assert!(msg(&["--clean", ""]).contains("empty"));
         assert!(parse(&["--bogus"]).is_err());
+    }
+
+    #[test]
+    fn sizes_that_overflow_bytes_are_refused_naming_the_option_and_the_limit() {
+        let msg = |args: &[&str]| parse(args).unwrap_err().to_string();
+        // 2^44 MB are 2^64 bytes: wrapped to 0 before.
+        let m = msg(&["-MB", "17592186044416"]);
+        assert!(
+            m.contains("--memory-per-process-mb")
+                && m.contains("-MB: 17592186044416 MB")
+                && m.contains("largest accepted value is 17592186044415"),
+            "{m}"
+        );
+        let m = msg(&["-MT", "99999999999999999999999"]);
+        assert!(
+            m.contains("--memory-total-mb") && m.contains("17592186044415"),
+            "{m}"
+        );
+        assert_eq!(
+            parse(&["-MB", "17592186044415"]).unwrap().memory(),
+            MemorySetting::PerProcess(MAX_MEGABYTES * MB)
+        );
+        assert_eq!(
+            parse(&["-MT", &MAX_MEGABYTES.to_string()])
+                .unwrap()
+                .memory(),
+            MemorySetting::Total(MAX_MEGABYTES * MB)
+        );
+        let m = msg(&["--memory-per-process", "16777216T"]);
+        assert!(
+            m.contains("--memory-per-process") && m.contains("18446744073709551615"),
+            "{m}"
+        );
+        assert!(parse(&["--memory-per-process", "18446744073709551616"]).is_err());
+        assert_eq!(
+            parse(&["--memory-per-process", "18446744073709551615"])
+                .unwrap()
+                .memory(),
+            MemorySetting::PerProcess(u64::MAX)
+        );
+        assert_eq!(
+            parse(&["--memory-per-process", "16777215T"])
+                .unwrap()
+                .memory(),
+            MemorySetting::PerProcess(16_777_215 << 40)
+        );
+    }
+
+    #[test]
+    fn clean_takes_a_directory() {
+        let o = parse(&["--clean", "/scratch"]).unwrap();
+        assert_eq!(o.clean, Some(PathBuf::from("/scratch")));
+        assert_eq!(parse(&[]).unwrap().clean, None);
     }
 }

@@ -34,7 +34,9 @@ pub fn format_size(bytes: u64) -> String {
     format!("{bytes} B")
 }
 
-/// Parses a size such as `4096`, `512k`, `64M`, `2G`, `1.5G` (binary multiples; `B` suffix optional).
+/// Parses a size such as `4096`, `512k`, `64M`, `2G`, `1.5G` (binary multiples; `B` suffix
+/// optional). Whole numbers are converted exactly; a size of more than `u64::MAX` bytes is
+/// refused, naming that limit.
 pub fn parse_size(text: &str) -> Result<u64, String> {
     let t = text.trim();
     let t = t.strip_suffix(['B', 'b']).unwrap_or(t);
@@ -45,16 +47,37 @@ pub fn parse_size(text: &str) -> Result<u64, String> {
         Some('t' | 'T') => (&t[..t.len() - 1], GB * 1024),
         _ => (t, 1),
     };
-    let value: f64 = number
-        .trim()
-        .parse()
-        .map_err(|_| format!("'{text}' is not a size (examples: 4096, 512k, 64M, 2G)"))?;
+    let number = number.trim();
+    let not_a_size = || format!("'{text}' is not a size (examples: 4096, 512k, 64M, 2G)");
+    let too_large = || {
+        format!(
+            "'{}' is more bytes than 64 bits can count; the largest accepted size is {} bytes",
+            text.trim(),
+            u64::MAX
+        )
+    };
+    let positive = || format!("'{text}' must be a positive size");
+    if !number.is_empty() && number.bytes().all(|b| b.is_ascii_digit()) {
+        let whole: u64 = match number.parse() {
+            Ok(w) => w,
+            Err(_) => return Err(too_large()),
+        };
+        if whole == 0 {
+            return Err(positive());
+        }
+        return whole.checked_mul(factor).ok_or_else(too_large);
+    }
+    let value: f64 = number.parse().map_err(|_| not_a_size())?;
     if !value.is_finite() || value <= 0.0 {
-        return Err(format!("'{text}' must be a positive size"));
+        return Err(positive());
     }
     let bytes = value * factor as f64;
-    if bytes > u64::MAX as f64 / 2.0 {
-        return Err(format!("'{text}' is too large"));
+    // 2^64 as a float: everything from there on does not fit.
+    if bytes >= 18_446_744_073_709_551_616.0 {
+        return Err(too_large());
+    }
+    if bytes < 1.0 {
+        return Err(positive());
     }
     Ok(bytes as u64)
 }
@@ -84,6 +107,16 @@ mod tests {
         assert!(parse_size("0").is_err());
         assert!(parse_size("-1M").is_err());
         assert!(parse_size("lots").is_err());
+        assert!(parse_size("0.1").is_err());
+        assert_eq!(parse_size("18446744073709551615"), Ok(u64::MAX));
+        assert!(parse_size("18446744073709551616")
+            .unwrap_err()
+            .contains("largest accepted size is 18446744073709551615 bytes"));
+        assert!(parse_size("16777216T").is_err());
+        assert!(parse_size("17179869184G").is_err());
+        assert_eq!(parse_size("17179869183G"), Ok(17_179_869_183 * GB));
+        assert!(parse_size("1e30").is_err());
+        assert!(parse_size("16777216.5T").is_err());
     }
 
     #[test]

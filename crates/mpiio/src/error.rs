@@ -75,15 +75,28 @@ impl ErrorClass {
 }
 
 impl Error {
-    /// Whether the failure means the file system is full.
+    /// Whether the failure means the file system is full: the class `MPI_ERR_NO_SPACE`, a
+    /// short transfer, or MPI's text quoting `ENOSPC` (MPICH's ROMIO reports a full disk
+    /// as `MPI_ERR_IO` with the system's words in its error stack).
     pub fn is_no_space(&self) -> bool {
-        matches!(
-            self,
-            Error::Mpi {
-                class: ErrorClass::NoSpace,
-                ..
-            } | Error::Short { .. }
-        )
+        match self {
+            Error::Mpi { class, message, .. } => {
+                *class == ErrorClass::NoSpace || message.contains("No space left on device")
+            }
+            Error::Short { .. } => true,
+            Error::Invalid { .. } => false,
+        }
+    }
+
+    /// The same failure, naming the file `name` instead: the full path of a file that was
+    /// opened by a name relative to the working directory, say.
+    pub fn with_file(mut self, name: impl Into<String>) -> Error {
+        match &mut self {
+            Error::Mpi { file, .. } | Error::Short { file, .. } | Error::Invalid { file, .. } => {
+                *file = name.into()
+            }
+        }
+        self
     }
 
     /// The file the failing call was made on.
@@ -138,8 +151,17 @@ pub(crate) fn error_string(code: c_int) -> String {
     let bytes: Vec<u8> = buf[..len].iter().map(|&c| c as u8).collect();
     format!(
         "{} (MPI error {code})",
-        String::from_utf8_lossy(&bytes).trim_end()
+        one_line(&String::from_utf8_lossy(&bytes))
     )
+}
+
+/// MPI's text on one line: MPICH's error stack comes one call per line.
+fn one_line(text: &str) -> String {
+    text.lines()
+        .map(str::trim)
+        .filter(|l| !l.is_empty())
+        .collect::<Vec<_>>()
+        .join(" ")
 }
 
 /// Converts a length to an MPI count.
@@ -149,4 +171,54 @@ pub(crate) fn count(len: usize, call: &'static str, file: &str) -> Result<c_int>
         file: file.to_string(),
         reason: format!("{len} elements exceed MPI's int count"),
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn with_file_renames_the_file_in_the_message() {
+        let e = Error::Short {
+            call: "MPI_File_write",
+            file: "p0.n2/type2.1".into(),
+            requested: 8,
+            moved: 0,
+        }
+        .with_file("/scratch/b_eff_io.1/p0.n2/type2.1");
+        assert_eq!(e.file(), "/scratch/b_eff_io.1/p0.n2/type2.1");
+        assert_eq!(
+            e.to_string(),
+            "MPI_File_write on '/scratch/b_eff_io.1/p0.n2/type2.1' moved 0 of 8 elements"
+        );
+        assert!(e.is_no_space());
+    }
+
+    #[test]
+    fn mpich_error_stacks_fold_into_one_line_and_name_a_full_disk() {
+        let stack = "Other I/O error , error stack:\nADIOI_GEN_WRITECONTIG(80): Other I/O \
+                     error No space left on device\n";
+        let message = one_line(stack);
+        assert_eq!(
+            message,
+            "Other I/O error , error stack: ADIOI_GEN_WRITECONTIG(80): Other I/O error No \
+             space left on device"
+        );
+        let e = Error::Mpi {
+            call: "MPI_File_write_all",
+            file: "f".into(),
+            code: 1,
+            class: ErrorClass::Io,
+            message,
+        };
+        assert!(e.is_no_space());
+        let other = Error::Mpi {
+            call: "MPI_File_write_all",
+            file: "f".into(),
+            code: 1,
+            class: ErrorClass::Io,
+            message: "Other I/O error".into(),
+        };
+        assert!(!other.is_no_space());
+    }
 }

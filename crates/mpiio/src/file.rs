@@ -129,6 +129,13 @@ impl File {
         &self.name
     }
 
+    /// Gives up the handle without closing it. For a collective open that succeeded here
+    /// but failed on other ranks: closing is collective too, so a close here would wait for
+    /// ranks that never call it. The handle is lost until `MPI_Finalize`.
+    pub fn abandon(self) {
+        std::mem::forget(self);
+    }
+
     /// Closes the file (collective).
     pub fn close(mut self) -> Result<()> {
         let result = self.close_raw();

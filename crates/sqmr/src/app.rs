@@ -24,7 +24,8 @@ use crate::report::text;
 use crate::schedule;
 use crate::topology::Topology;
 
-/// Exit code for a run that could not do its work (a file that cannot be written).
+/// Exit code for a run that could not do its work (an output file that cannot be created
+/// or written, standard output that cannot be written).
 pub const EXIT_FAILURE: i32 = 1;
 /// Exit code for bad input: options, job size, limits.
 pub const EXIT_USAGE: i32 = 2;
@@ -41,10 +42,12 @@ pub fn run(
     let options = match parsed {
         Ok(options) => options,
         Err(e) if e.exit_code() == 0 => {
-            if rank == 0 {
-                print!("{}", e.render());
-            }
-            return Ok(());
+            // --help, --version: rank 0 prints, and every rank leaves with its outcome.
+            let printed = match rank {
+                0 => outfile::stdout::write(&e.render().to_string()).map_err(stdout_failure),
+                _ => Ok(()),
+            };
+            return agree(world, printed);
         }
         Err(e) => {
             let message = format!("{}", e.render());
@@ -91,9 +94,17 @@ pub fn run(
         doc.network_selection = network.clone();
         doc
     });
-    if let Some(doc) = &document {
-        print_preamble(&config, doc, options.verbose, &started);
-    }
+    // The preamble, and the first version of each file (no sizes yet, "complete": false).
+    let begun = match &document {
+        Some(doc) => write_output(&mut json, || doc.to_json())
+            .and_then(|()| write_output(&mut csv, || csv::render(&doc.sizes)))
+            .and_then(|()| {
+                outfile::stdout::write(&preamble(&config, doc, options.verbose, &started))
+                    .map_err(stdout_failure)
+            }),
+        None => Ok(()),
+    };
+    agree(world, begun)?;
 
     let corrupt = options.corrupt_one_message && rank as usize == config.num_cores;
     let mut runner = Runner::new(world, &config, corrupt);
@@ -108,7 +119,7 @@ pub fn run(
                     step.iters,
                 );
                 let row_rates = rates(msgs, step.msgsize, config.num_cores, Times::of(&elapsed));
-                println!("{}", text::row(step.msgsize, step.iters, &row_rates));
+                let row = text::row(step.msgsize, step.iters, &row_rates);
                 doc.sizes.push(SizeResult {
                     msgsize: step.msgsize,
                     iters: step.iters,
@@ -116,8 +127,10 @@ pub fn run(
                     core_elapsed_s: elapsed,
                     rates: row_rates,
                 });
+                // The files first: they keep the size even if the table cannot be printed.
                 write_output(&mut json, || doc.to_json())
                     .and_then(|()| write_output(&mut csv, || csv::render(&doc.sizes)))
+                    .and_then(|()| outfile::stdout::line(&row).map_err(stdout_failure))
             }
             _ => Ok(()),
         };
@@ -129,14 +142,10 @@ pub fn run(
         Some(doc) => {
             doc.validation = verdict.summary;
             doc.complete = true;
-            if let Some(v) = verdict.summary {
-                println!(
-                    "# validate: {} messages checked, {} corrupted",
-                    v.messages_checked, v.corrupted
-                );
-            }
             // The CSV rows are all written; only the JSON changes at the end.
-            write_output(&mut json, || doc.to_json())
+            write_output(&mut json, || doc.to_json()).and_then(|()| {
+                outfile::stdout::write(&postscript(doc, config.validate)).map_err(stdout_failure)
+            })
         }
         None => Ok(()),
     };
@@ -144,35 +153,61 @@ pub fn run(
     agree(world, verdict.local)
 }
 
-fn print_preamble(
+/// Everything standard output carries before the first row: `--verbose`'s lines and the
+/// reference's header, whose column line is the last before the rows, as in 1.1.0.
+fn preamble(
     config: &Config,
     doc: &Document,
     verbose: bool,
     started: &chrono::DateTime<chrono::Local>,
-) {
+) -> String {
     let env = &doc.environment;
+    let mut out = String::new();
     if verbose {
-        print!("{}", text::verbose(config, &env.hosts));
+        out += &text::verbose(config, &env.hosts);
     }
     let date = started.format("%m/%d/%y %H:%M:%S").to_string();
-    print!("{}", text::header(config, &date, &env.hosts[0]));
-    println!(
-        "# xylem sqmr {}, {}",
+    out += &text::header(config, &date, &env.hosts[0]);
+    out
+}
+
+/// Our own `#` lines, printed after the last row so that the reference's header and rows
+/// stay together (a parser that takes the last `#` line before the rows as the column
+/// header keeps working): the version and library, the network selection, placement
+/// warnings, and what `--validate` found.
+fn postscript(doc: &Document, validate: bool) -> String {
+    let mut out = format!(
+        "# xylem sqmr {}, {}\n",
         env!("CARGO_PKG_VERSION"),
         xmpi::library_summary()
     );
     if let Some(network) = &doc.network_selection {
-        println!("# network selection (rank 0's host): {network}");
+        out += &format!("# network selection (rank 0's host): {network}\n");
     }
     for line in doc.placement.warnings() {
-        println!("{line}");
+        out += &line;
+        out.push('\n');
     }
-    if config.validate {
-        println!(
-            "# validate: one receive buffer per pending receive, every message checked; \
-             the rates include the checking"
+    if validate {
+        out += "# validate: one receive buffer per pending receive, every message checked; \
+                the rates include the checking\n";
+    }
+    if let Some(v) = &doc.validation {
+        out += &format!(
+            "# validate: {} messages checked, {} corrupted\n",
+            v.messages_checked, v.corrupted
         );
     }
+    out
+}
+
+/// A failed write to standard output, as every rank will leave: one line (none for a
+/// closed pipe) and exit code 1, or 141 for a closed pipe.
+fn stdout_failure(e: std::io::Error) -> Failure {
+    let message = outfile::stdout::message(&e)
+        .map(|m| format!("ERROR {m}"))
+        .unwrap_or_default();
+    Failure::new(outfile::stdout::exit_code(&e), message)
 }
 
 /// What `--validate` concluded: the summary (on every rank) and this rank's own verdict.
@@ -218,46 +253,44 @@ fn validation_verdict(world: &SimpleCommunicator, config: &Config, checked: Chec
     }
 }
 
-/// Creates the `--json` and `--csv` files (rank 0); if the second cannot be created the
-/// first is removed again, so a refused run leaves nothing behind.
+/// Reserves the `--json` and `--csv` files (rank 0). A name that exists or that another
+/// run is writing is bad input (exit 2), any other failure exit 1; if the second cannot
+/// be reserved the first is released again, so a refused run leaves nothing behind.
 fn create_outputs(options: &Options) -> Result<(Option<OutputFile>, Option<OutputFile>), Failure> {
-    let create = |option, path: &Option<PathBuf>| {
-        path.as_deref()
-            .map(|p| OutputFile::create(option, p))
-            .transpose()
-            .map_err(|message| Failure::new(EXIT_USAGE, message))
+    let create = |option, path: &Option<PathBuf>| -> Result<Option<OutputFile>, Failure> {
+        let Some(path) = path.as_deref() else {
+            return Ok(None);
+        };
+        let file = OutputFile::create(option, path).map_err(|e| {
+            let code = if e.is_conflict() {
+                EXIT_USAGE
+            } else {
+                EXIT_FAILURE
+            };
+            Failure::new(code, format!("ERROR {option} {e}"))
+        })?;
+        if let Some(notice) = file.replaced_notice() {
+            eprintln!("WARNING {option}: {notice}");
+        }
+        Ok(Some(file))
     };
     let json = create("--json", &options.json)?;
-    match create("--csv", &options.csv) {
-        Ok(csv) => Ok((json, csv)),
-        Err(failure) => {
-            if let Some(j) = &json {
-                j.remove();
-            }
-            Err(failure)
-        }
-    }
+    let csv = create("--csv", &options.csv)?;
+    Ok((json, csv))
 }
 
-/// Writes `text()` to `file` when there is one; on failure removes the file (it is ours)
-/// and says why.
+/// Writes `text()` to `file` when there is one as its next complete version; on failure
+/// the previous version stays, the file is let go and the run stops (exit 1).
 fn write_output(
     file: &mut Option<OutputFile>,
     text: impl FnOnce() -> String,
 ) -> Result<(), Failure> {
-    let Some(out) = file.as_ref() else {
+    let Some(out) = file.as_mut() else {
         return Ok(());
     };
-    let Err(e) = out.write(&text()) else {
+    let Err(message) = out.write(&text()) else {
         return Ok(());
     };
-    out.remove();
-    let message = format!(
-        "ERROR {} {}: cannot write the results: {e} (the table on standard output is \
-         complete up to here)",
-        out.option(),
-        out.path().display()
-    );
     *file = None;
     Err(Failure::new(EXIT_FAILURE, message))
 }

@@ -167,10 +167,10 @@ pub fn reference_spellings(args: impl Iterator<Item = OsString>) -> Vec<OsString
             }
             let bare = text.trim_start_matches('-');
             let name = bare.split('=').next().unwrap_or(bare);
-            if text.starts_with('-') && !text.starts_with("--") || text.starts_with("---") {
-                if longs.iter().any(|l| l == name) {
-                    return OsString::from(format!("--{bare}"));
-                }
+            let odd_dashes =
+                text.starts_with('-') && !text.starts_with("--") || text.starts_with("---");
+            if odd_dashes && longs.iter().any(|l| l == name) {
+                return OsString::from(format!("--{bare}"));
             }
             arg
         })

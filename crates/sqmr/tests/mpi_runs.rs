@@ -44,6 +44,30 @@ fn assert_sane_table(stdout: &str, cores: u64, nbors: u64) {
         "# SQMR v1.1.0 - MPI maximal message rate benchmark"
     );
     assert!(t.lines[1].starts_with("# Run at ") && t.lines[1].contains(", with rank 0 on "));
+    // The column header is the last `#` line before the first row; our own `#` lines
+    // (version, placement warnings) come after the table.
+    let first_row = t
+        .lines
+        .iter()
+        .position(|l| !l.starts_with('#') && !l.is_empty())
+        .expect("a row");
+    assert!(
+        t.lines[first_row - 1].starts_with("# msgsize iters"),
+        "{:?}",
+        &t.lines[..first_row]
+    );
+    let last_row = t
+        .lines
+        .iter()
+        .rposition(|l| !l.starts_with('#') && !l.is_empty())
+        .expect("a row");
+    assert!(
+        t.lines[last_row + 1..]
+            .iter()
+            .any(|l| l.starts_with("# xylem sqmr ")),
+        "{:?}",
+        &t.lines[last_row..]
+    );
 }
 
 #[test]

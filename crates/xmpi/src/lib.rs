@@ -9,10 +9,14 @@
 //! - [`gather_strings`] collects one string per rank (host names) on a root rank.
 //! - [`library_version`] names the MPI library; it can be called before `MPI_Init`.
 //! - [`launch::check`] stops silent singletons (a launcher's N tasks, each a world of 1).
+//! - [`memory`] checks per node what the ranks are about to allocate against the node's
+//!   `MemAvailable` and the job's memory cgroup limit ([`memory::agree_fits`]).
 //! - [`network::apply`] applies `--enable/--disable` to the environment before `MPI_Init`;
 //!   [`network::agree_selection`] agrees on the outcome after it and checks it across hosts.
 
+pub mod constants;
 pub mod launch;
+pub mod memory;
 pub mod network;
 pub mod panic;
 
@@ -126,8 +130,8 @@ pub struct Agreed {
 /// Agrees on a check over all ranks of `comm` (a collective call: every rank must call it).
 ///
 /// When no rank failed, returns the local value. Otherwise the failing rank with the lowest
-/// number prints its message on standard error and every rank gets the same [`Agreed`]
-/// exit code, so that all of them can finalize and leave together.
+/// number prints its message on standard error (nothing if it is empty) and every rank
+/// gets the same [`Agreed`] exit code, so that all of them can finalize and leave together.
 pub fn agree<T, C: Communicator>(comm: &C, local: Result<T, Failure>) -> Result<T, Agreed> {
     let my_code: i32 = match &local {
         Ok(_) => 0,
@@ -144,7 +148,8 @@ pub fn agree<T, C: Communicator>(comm: &C, local: Result<T, Failure>) -> Result<
     let mut first = i32::MAX;
     comm.all_reduce_into(&candidate, &mut first, SystemOperation::min());
     if let Err(f) = &local {
-        if me == first {
+        // An empty message stays quiet (a closed standard output pipe, say).
+        if me == first && !f.message.is_empty() {
             eprint!("{}", f.message);
             if !f.message.ends_with('\n') {
                 eprintln!();
@@ -162,6 +167,11 @@ pub fn gather_strings<C: Communicator>(comm: &C, root: i32, mine: &str) -> Optio
     let mut width = 0i32;
     comm.all_reduce_into(&len, &mut width, SystemOperation::max());
     let width = usize::try_from(width).expect("the widest string has a non-negative length");
+    if width == 0 {
+        // Nothing to send (and MPI refuses a gather of empty buffers): every rank knows.
+        let size = usize::try_from(comm.size()).expect("a communicator size is positive");
+        return (comm.rank() == root).then(|| vec![String::new(); size]);
+    }
     let mut record = vec![0u8; width];
     record[..mine.len()].copy_from_slice(mine.as_bytes());
     let root_process = comm.process_at_rank(root);
@@ -169,9 +179,6 @@ pub fn gather_strings<C: Communicator>(comm: &C, root: i32, mine: &str) -> Optio
         let size = usize::try_from(comm.size()).expect("a communicator size is positive");
         let mut all = vec![0u8; width * size];
         root_process.gather_into_root(&record[..], &mut all[..]);
-        if width == 0 {
-            return Some(vec![String::new(); size]);
-        }
         Some(
             all.chunks(width)
                 .map(|chunk| {

@@ -25,14 +25,8 @@ pub fn main(args: CompareArgs) -> ExitCode {
         .and_then(|a| Ok((a, report::load_file(&args.b, None)?)))
         .and_then(|(a, b)| report::compare::compare(&a, &b));
     match compared {
-        Ok(c) if args.json => {
-            print!("{}", report::compare::json(&c));
-            ExitCode::SUCCESS
-        }
-        Ok(c) => {
-            print!("{}", report::compare::text(&c));
-            ExitCode::SUCCESS
-        }
+        Ok(c) if args.json => crate::out::print("xylem compare: ", &report::compare::json(&c)),
+        Ok(c) => crate::out::print("xylem compare: ", &report::compare::text(&c)),
         Err(e) => {
             eprintln!("xylem compare: {e}");
             ExitCode::from(1)

@@ -10,7 +10,7 @@ use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
 use clap::{CommandFactory, Subcommand};
-use clap_complete::Shell;
+use clap_complete::{Generator, Shell};
 
 /// `xylem gen ...`.
 #[derive(Debug, Subcommand)]
@@ -46,10 +46,8 @@ pub fn main(command: GenCommand) -> ExitCode {
     };
     match done {
         Ok(files) => {
-            for f in files {
-                println!("{}", f.display());
-            }
-            ExitCode::SUCCESS
+            let list: String = files.iter().map(|f| format!("{}\n", f.display())).collect();
+            crate::out::print("xylem gen: ", &list)
         }
         Err(e) => {
             eprintln!("xylem gen: {e}");
@@ -81,7 +79,7 @@ fn write_pages(
     let mut page = Vec::new();
     clap_mangen::Man::new(cmd.clone()).render(&mut page)?;
     let path = dir.join(format!("{name}.1"));
-    std::fs::write(&path, page)?;
+    write_file(&path, &page)?;
     files.push(path);
     let shown = |s: &&clap::Command| !s.is_hide_set() && s.get_name() != "help";
     for sub in cmd.get_subcommands().filter(shown) {
@@ -99,10 +97,19 @@ pub fn completions(dir: &Path) -> std::io::Result<Vec<PathBuf>> {
         std::fs::create_dir_all(&sub)?;
         for mut cmd in commands() {
             let name = cmd.get_name().to_string();
-            files.push(clap_complete::generate_to(shell, &mut cmd, &name, &sub)?);
+            let mut script = Vec::new();
+            clap_complete::generate(shell, &mut cmd, &name, &mut script);
+            let path = sub.join(shell.file_name(&name));
+            write_file(&path, &script)?;
+            files.push(path);
         }
     }
     Ok(files)
+}
+
+/// Writes a generated file whole (replacing an older one), never leaving it partial.
+fn write_file(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
+    outfile::replace(path, bytes).map_err(|e| std::io::Error::other(e.to_string()))
 }
 
 #[cfg(test)]

@@ -11,6 +11,7 @@ mod compare;
 mod detect;
 mod gen;
 mod net;
+mod out;
 mod place;
 mod plot;
 
@@ -19,12 +20,23 @@ use std::process::ExitCode;
 use clap::Parser;
 
 fn main() -> ExitCode {
-    let cli = cli::Cli::parse();
+    let cli = match cli::Cli::try_parse() {
+        Ok(cli) => cli,
+        // --help and --version go to standard output, checked like every other write.
+        Err(e) if !e.use_stderr() => return out::print("xylem: ", &e.render().to_string()),
+        Err(e) => {
+            let _ = e.print();
+            return out::code(e.exit_code());
+        }
+    };
     match cli.command {
         cli::Command::Net { command } => match net::run(command) {
             Ok(()) => ExitCode::SUCCESS,
             Err(e) => {
-                eprintln!("xylem: {}", e.message);
+                // An empty message: a closed standard output pipe, left quiet.
+                if !e.message.is_empty() {
+                    eprintln!("xylem: {}", e.message);
+                }
                 ExitCode::from(e.code)
             }
         },

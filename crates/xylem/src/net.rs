@@ -13,11 +13,12 @@ use crate::detect::{detect_flavour, parse_flavour, DetectError};
 /// A failure with its exit code.
 #[derive(Debug)]
 pub struct Failure {
-    /// The message, printed after `xylem: `.
+    /// The message, printed after `xylem: ` (nothing when it is empty).
     pub message: String,
     /// The exit code: 2 for bad input (a malformed selection, an unknown flavour in
     /// `--mpi` or `$XYLEM_MPI`, an unmatched item under `--strict`), 1 for a host that
-    /// cannot honour the selection, 127 when the program cannot be executed.
+    /// cannot honour the selection or when standard output cannot be written, 141 when it
+    /// is a closed pipe, 127 when the program cannot be executed.
     pub code: u8,
 }
 
@@ -47,20 +48,18 @@ pub fn run(command: NetCommand) -> Result<(), Failure> {
         NetCommand::Show { sysfs, json } => {
             let host = discover(sysfs.as_deref())?;
             if json {
-                println!("{}", to_json(&host)?);
+                print(&(to_json(&host)? + "\n"))
             } else {
-                print!("{}", host_table(&host));
+                print(&host_table(&host))
             }
-            Ok(())
         }
         NetCommand::Resolve { selection, format } => {
             let report = resolve(&selection, true)?;
             match format {
-                Format::Text => print!("{}", report_text(&report)),
-                Format::Sh => print!("{}", report_sh(&report)),
-                Format::Json => println!("{}", to_json(&report)?),
+                Format::Text => print(&report_text(&report)),
+                Format::Sh => print(&report_sh(&report)),
+                Format::Json => print(&(to_json(&report)? + "\n")),
             }
-            Ok(())
         }
         NetCommand::Exec {
             selection,
@@ -85,6 +84,15 @@ pub fn run(command: NetCommand) -> Result<(), Failure> {
             ))
         }
     }
+}
+
+/// Writes `text` to standard output: a failure is exit 1 with its message, or a quiet
+/// exit 141 (an empty message) when the pipe is closed.
+fn print(text: &str) -> Result<(), Failure> {
+    outfile::stdout::write(text).map_err(|e| {
+        let code = u8::try_from(outfile::stdout::exit_code(&e)).unwrap_or(1);
+        Failure::new(code, outfile::stdout::message(&e).unwrap_or_default())
+    })
 }
 
 fn discover(sysfs: Option<&std::path::Path>) -> Result<Host, Failure> {

@@ -69,13 +69,11 @@ fn parse_mpi(s: &str) -> Result<Mpi, String> {
 }
 
 /// Runs `xylem place ...` and returns the exit code: 0, or 2 when the layout or the
-/// command cannot be made, or 1 when the file cannot be written.
+/// command cannot be made, or 1 when the file or standard output cannot be written (141
+/// when standard output is a closed pipe).
 pub fn main(command: PlaceCommand) -> ExitCode {
     match run(command) {
-        Ok(text) => {
-            print!("{text}");
-            ExitCode::SUCCESS
-        }
+        Ok(text) => crate::out::print("xylem place: ", &text),
         Err((code, message)) => {
             eprintln!("xylem place: {message}");
             ExitCode::from(code)
@@ -121,8 +119,9 @@ fn run(command: PlaceCommand) -> Result<String, (u8, String)> {
                  cluster's MpiDefault is right (or give --mpi openmpi|mpich)\n";
     }
     if args.out.is_some() {
-        std::fs::write(&path, &command.file.contents)
-            .map_err(|e| (1, format!("cannot write {path}: {e}")))?;
+        // A generated file, made again in place: replaced whole, never left partial.
+        outfile::replace(&path, command.file.contents.as_bytes())
+            .map_err(|e| (1, e.to_string()))?;
         text += &command.shell_line();
         text.push('\n');
     } else {

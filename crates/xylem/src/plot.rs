@@ -1,5 +1,10 @@
 //! `xylem plot RESULT.json... -o FILE.svg|png [--label L]...`: the plot of one or more
 //! results of one benchmark (crate `report` draws it).
+//!
+//! The picture is an output file like the benchmarks' (crate `outfile`): its name is
+//! reserved before the results are read (an existing file is refused, never
+//! overwritten), and the picture is written to a temporary file renamed into place, so a
+//! full disk leaves no partial SVG or empty PNG.
 
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -12,7 +17,7 @@ pub struct PlotArgs {
     /// Results written by `sqmr --json` or `b_eff_io --json` (all of one benchmark).
     #[arg(required = true, value_name = "RESULT.json")]
     pub results: Vec<PathBuf>,
-    /// The picture to write: its name ends in .svg or .png.
+    /// The picture to write (a new file, never overwritten): its name ends in .svg or .png.
     #[arg(short, long, value_name = "FILE")]
     pub output: PathBuf,
     /// The legend label of each result, in order (default: the file name without .json).
@@ -40,6 +45,11 @@ fn run(args: &PlotArgs) -> Result<(), report::Error> {
         )));
     }
     let format = report::plot::Format::from_path(&args.output)?;
+    let mut picture = outfile::Reservation::reserve(&args.output)
+        .map_err(|e| report::Error::Usage(e.to_string()))?;
+    if let Some(notice) = picture.replaced_notice() {
+        eprintln!("xylem plot: warning: {notice}");
+    }
     let runs = args
         .results
         .iter()
@@ -47,7 +57,8 @@ fn run(args: &PlotArgs) -> Result<(), report::Error> {
         .map(|(i, path)| report::load_file(path, args.label.get(i).map(String::as_str)))
         .collect::<Result<Vec<_>, _>>()?;
     let bytes = report::plot::plot(&runs, format)?;
-    std::fs::write(&args.output, bytes).map_err(|e| {
-        report::Error::Usage(format!("{}: cannot write it: {e}", args.output.display()))
-    })
+    picture
+        .write(&bytes)
+        .and_then(|()| picture.release())
+        .map_err(|e| report::Error::Usage(e.to_string()))
 }

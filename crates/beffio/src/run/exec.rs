@@ -11,7 +11,7 @@ use crate::segment::SegmentPlan;
 use mpi::topology::SimpleCommunicator;
 use mpi::traits::*;
 use mpiio::{AccessMode, Datatype, File};
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
 
@@ -19,8 +19,12 @@ use std::sync::Arc;
 pub struct Partition<'a> {
     /// The partition's communicator.
     pub comm: &'a SimpleCommunicator,
-    /// The run directory.
+    /// The partition's directory, as MPI-IO is given it: relative to the working
+    /// directory, which is the run directory while the partitions run
+    /// ([`super::rundir::Workdir`]).
     pub dir: PathBuf,
+    /// The run directory's absolute path, to name files in messages.
+    pub run_dir: PathBuf,
     /// The pattern table.
     pub table: Vec<Pattern>,
     /// Scheduled time of this partition (T·n/N).
@@ -45,18 +49,79 @@ pub struct Partition<'a> {
 
 struct Open {
     file: File,
+    /// The file's path as MPI-IO was given it.
+    path: PathBuf,
     /// Type 0's (and `--noshared` type 1's) displacement: bytes all ranks wrote before.
     base: u64,
+    /// Types 3 and 4: the segment of each rank.
+    segment: u64,
+    /// Bytes this rank has written through this handle.
+    written: u64,
 }
 
-fn io<T>(r: mpiio::Result<T>) -> Result<T, String> {
-    r.map_err(|e| {
-        if e.is_no_space() {
-            format!("{e} (is the disk full?)")
-        } else {
-            e.to_string()
+/// The bytes each rank allocates for its buffers: the write and the read buffer of MPART
+/// each, and with `--posix-baseline` a byte copy of the write buffer.
+pub fn buffer_bytes(mpart: u64, posix_baseline: bool) -> u64 {
+    mpart.saturating_mul(if posix_baseline { 3 } else { 2 })
+}
+
+/// Where a file of type `ptype` ends once each of `ranks` ranks has written `written`
+/// bytes into it (every rank writes as much as the others): type 2's file is the rank's
+/// own, types 3 and 4 give each rank a segment of `segment` bytes, types 0 and 1
+/// interleave the ranks' chunks.
+pub fn expected_end(ptype: PatternType, ranks: u64, segment: u64, written: u64) -> u64 {
+    match ptype {
+        PatternType::Separate => written,
+        PatternType::Segmented | PatternType::SegmentedCollective => {
+            ranks.saturating_sub(1) * segment + written
         }
-    })
+        PatternType::Scatter | PatternType::Shared => ranks * written,
+    }
+}
+
+/// `write pattern 3 (type 0)`: where a message comes from.
+fn context(access: Access, p: &Pattern) -> String {
+    format!(
+        "{} pattern {} (type {})",
+        access.name(),
+        p.number,
+        p.ptype.index()
+    )
+}
+
+/// Collective, before any buffer is allocated: whether the buffers of the ranks of each
+/// node fit in what the node gives (`MemAvailable`, the memory cgroup limit;
+/// [`xmpi::memory`]). Ranks beyond the largest of `partitions` allocate nothing. On a
+/// shortage rank 0 says so, naming the host and both figures, and every rank gets
+/// `Some(2)`.
+pub fn refuse_short_memory(
+    world: &SimpleCommunicator,
+    partitions: &[usize],
+    mpart: u64,
+    posix_baseline: bool,
+) -> Option<i32> {
+    let largest = partitions.iter().copied().max().unwrap_or(0);
+    let need = if (world.rank() as usize) < largest {
+        buffer_bytes(mpart, posix_baseline)
+    } else {
+        0
+    };
+    let shortage = xmpi::memory::agree_fits(world, need).err()?;
+    if world.rank() == 0 {
+        eprintln!(
+            "b_eff_io: error: not enough memory for the buffers ({} bytes per process, \
+             MPART = {mpart} bytes): {shortage}; ask for less with --memory-per-process",
+            buffer_bytes(mpart, posix_baseline)
+        );
+    }
+    Some(2)
+}
+
+/// Whether the file system holding `dir` has no free block left (for anyone, root
+/// included). A hint only, to stop a time-driven write early: the file's size after the
+/// sync decides.
+fn no_free_block(dir: &Path) -> bool {
+    nix::sys::statvfs::statvfs(dir).is_ok_and(|s| s.blocks_free() == 0)
 }
 
 impl Partition<'_> {
@@ -65,6 +130,22 @@ impl Partition<'_> {
     }
     fn n(&self) -> u64 {
         self.comm.size() as u64
+    }
+
+    /// The path of `file` (as MPI-IO sees it) for messages.
+    fn shown(&self, file: &Path) -> PathBuf {
+        self.run_dir.join(file)
+    }
+
+    /// The message of an MPI-IO failure, naming the file by its full path.
+    fn io_message(&self, e: mpiio::Error) -> String {
+        let full = self.shown(Path::new(e.file())).display().to_string();
+        let e = e.with_file(full);
+        if e.is_no_space() {
+            format!("{e} (is the disk full?)")
+        } else {
+            e.to_string()
+        }
     }
 
     fn interrupted(&self) -> Option<String> {
@@ -85,35 +166,74 @@ impl Partition<'_> {
         ptype == PatternType::Scatter || (ptype == PatternType::Shared && self.noshared)
     }
 
+    /// Opens the type's file (collectively, but for type 2) and sets the segment view of
+    /// types 3 and 4. Every step that may fail on some ranks only is agreed on before the
+    /// next collective one.
     fn open(&self, ptype: PatternType, access: Access, segment: u64) -> Result<Open, String> {
-        if let Some(why) = self.interrupted() {
-            return Err(why);
-        }
+        agree(self.comm, self.interrupted())?;
         let mode = match access {
             Access::Write => AccessMode::CREATE | AccessMode::WRITE_ONLY,
             Access::Rewrite => AccessMode::WRITE_ONLY,
             Access::Read => AccessMode::READ_ONLY,
         };
         let path = self.file_path(ptype);
-        let file = if ptype == PatternType::Separate {
+        let opened = if ptype == PatternType::Separate {
             File::open(&SimpleCommunicator::self_comm(), &path, mode)
         } else {
             File::open(self.comm, &path, mode)
         };
+        let failure = opened.as_ref().err().map(|e| self.io_message(e.clone()));
+        if let Err(e) = agree(self.comm, failure) {
+            // Closing is collective: ranks whose open succeeded cannot close alone.
+            if let Ok(file) = opened {
+                if ptype == PatternType::Separate {
+                    let _ = file.close();
+                } else {
+                    file.abandon();
+                }
+            }
+            return Err(e);
+        }
+        let file = match opened {
+            Ok(f) => f,
+            Err(e) => return Err(self.io_message(e)),
+        };
         let mut open = Open {
-            file: io(file)?,
+            file,
+            path,
             base: 0,
+            segment,
+            written: 0,
         };
         if matches!(
             ptype,
             PatternType::Segmented | PatternType::SegmentedCollective
         ) {
             let u = Datatype::of::<u64>();
-            io(open
+            let view = open
                 .file
-                .set_view((self.rank() as u64 * segment) as i64, &u, &u))?;
+                .set_view((self.rank() as u64 * segment) as i64, &u, &u);
+            agree(self.comm, view.err().map(|e| self.io_message(e)))?;
         }
         Ok(open)
+    }
+
+    /// After a write pattern's sync: whether the file holds what was written into it. A
+    /// file system that refuses bytes while the library reports success (Open MPI 4.1's
+    /// collective writes on a full disk) leaves a file shorter than that.
+    fn short_file(&self, p: &Pattern, access: Access, open: &Open) -> Option<String> {
+        let expected = expected_end(p.ptype, self.n(), open.segment, open.written);
+        let name = self.shown(&open.path);
+        match open.file.size() {
+            Err(e) => Some(format!("{}: {}", context(access, p), self.io_message(e))),
+            Ok(size) if (size.max(0) as u64) < expected => Some(format!(
+                "{}: '{}' holds {size} bytes after MPI_File_sync, but {expected} bytes were \
+                 written into it: the file system did not take them all (is the disk full?)",
+                context(access, p),
+                name.display()
+            )),
+            Ok(_) => None,
+        }
     }
 
     /// Runs all patterns of one type under one access method. `counts` holds the write
@@ -135,10 +255,7 @@ impl Partition<'_> {
         let seg_bytes = segment.map_or(0, |s| s.segment);
         self.comm.barrier();
         let t0 = mpi::time();
-        let opened = self.open(ptype, access, seg_bytes);
-        let failure = opened.as_ref().err().cloned();
-        agree(self.comm, failure)?;
-        let mut open = opened.expect("agreed");
+        let mut open = self.open(ptype, access, seg_bytes)?;
         let mut results = Vec::with_capacity(patterns.len());
         for mut p in patterns {
             if p.role == Role::Filler {
@@ -149,7 +266,10 @@ impl Partition<'_> {
             let fixed = match (access, p.role, ptype) {
                 (_, Role::Open, _) | (_, Role::Filler, _) => Some(1),
                 (Access::Write, _, PatternType::Segmented | PatternType::SegmentedCollective) => {
-                    Some(segment.expect("segment plan").repeats[p.number - first])
+                    match segment.and_then(|s| s.repeats.get(p.number - first)) {
+                        Some(&r) => Some(r),
+                        None => return Err(format!("no segment plan for pattern {}", p.number)),
+                    }
                 }
                 (Access::Write, _, _) => None,
                 _ => Some(counts[p.number]),
@@ -168,7 +288,7 @@ impl Partition<'_> {
             results.push(r);
         }
         let closed = open.file.close();
-        agree(self.comm, closed.err().map(|e| e.to_string()))?;
+        agree(self.comm, closed.err().map(|e| self.io_message(e)))?;
         self.comm.barrier();
         let [time_s] = max_all(self.comm, [mpi::time() - t0]);
         let bytes = results.iter().map(|r| r.bytes).sum();
@@ -201,7 +321,7 @@ impl Partition<'_> {
         let failure = outcome.as_ref().err().map(|e| {
             format!(
                 "--posix-baseline: cannot write '{}': {}",
-                path.display(),
+                self.shown(&path).display(),
                 super::rundir::cause(e)
             )
         });
@@ -230,13 +350,16 @@ impl Partition<'_> {
         let strided = self.strided(p.ptype);
         if strided {
             let u = Datatype::of::<u64>();
-            let view = Datatype::contiguous(chunk_words, &u)
-                .and_then(|c| c.resized(0, (n * p.chunk) as isize))
-                .and_then(|ft| {
-                    open.file
-                        .set_view((open.base + rank as u64 * p.chunk) as i64, &u, &ft)
-                });
-            agree(self.comm, view.err().map(|e| e.to_string()))?;
+            let filetype = Datatype::contiguous(chunk_words, &u)
+                .and_then(|c| c.resized(0, (n * p.chunk) as isize));
+            let made = filetype.as_ref().err().map(|e| self.io_message(e.clone()));
+            agree(self.comm, made)?;
+            if let Ok(ft) = &filetype {
+                let view = open
+                    .file
+                    .set_view((open.base + rank as u64 * p.chunk) as i64, &u, ft);
+                agree(self.comm, view.err().map(|e| self.io_message(e)))?;
+            }
         }
         let budget = pattern_time(self.time_s, p.u);
         let extra = if self.sync_seen.1 > 0 {
@@ -253,6 +376,8 @@ impl Partition<'_> {
         let mut data_errors = 0u64;
         let mut done = 0u64;
         let mut checks = 0u64;
+        // The library's own lines on standard error wait until the pattern is over.
+        let quiet = super::quiet::Capture::start(format!("rank {rank}, {}", context(access, &p)));
         self.comm.barrier();
         let t0 = mpi::time();
         let mut batch = fixed.unwrap_or_else(|| planner.first());
@@ -301,7 +426,10 @@ impl Partition<'_> {
                     }
                 };
                 if let Err(e) = r {
-                    first_error.get_or_insert_with(|| io::<()>(Err(e)).unwrap_err());
+                    if first_error.is_none() {
+                        first_error =
+                            Some(format!("{}: {}", context(access, &p), self.io_message(e)));
+                    }
                 }
                 done += 1;
             }
@@ -309,12 +437,19 @@ impl Partition<'_> {
                 break;
             }
             let local_fail = first_error.is_some() || self.interrupted().is_some();
+            let full = access == Access::Write && no_free_block(&self.dir);
             checks += 1;
-            let [elapsed, fail] = max_all(
+            let [elapsed, fail, full] = max_all(
                 self.comm,
-                [mpi::time() - t0, f64::from(u8::from(local_fail))],
+                [
+                    mpi::time() - t0,
+                    f64::from(u8::from(local_fail)),
+                    f64::from(u8::from(full)),
+                ],
             );
-            if fail > 0.0 {
+            // A full disk ends the pattern early; the file's size decides below whether
+            // it took what was written.
+            if fail > 0.0 || full > 0.0 {
                 break;
             }
             match planner.next(done, elapsed) {
@@ -322,17 +457,31 @@ impl Partition<'_> {
                 None => break,
             }
         }
+        // Every rank learns of a failure on any rank before the sync, a collective call
+        // that a failing rank would otherwise skip while the others wait in it.
+        agree(self.comm, first_error.or_else(|| self.interrupted()))?;
         let mut sync_s = 0.0;
-        if access != Access::Read && first_error.is_none() {
+        let mut synced = Ok(());
+        if access != Access::Read {
             let ts = mpi::time();
-            if let Err(e) = open.file.sync() {
-                first_error = Some(e.to_string());
-            }
+            synced = open.file.sync();
             sync_s = mpi::time() - ts;
         }
         self.comm.barrier();
         let local = mpi::time() - t0;
-        agree(self.comm, first_error.or_else(|| self.interrupted()))?;
+        agree(
+            self.comm,
+            synced
+                .err()
+                .map(|e| format!("{}: {}", context(access, &p), self.io_message(e))),
+        )?;
+        if access != Access::Read {
+            open.written += done * p.memory;
+            agree(self.comm, self.short_file(&p, access, open))?;
+        }
+        if let Some(q) = quiet {
+            q.finish();
+        }
         let [time_s, sync_s] = max_all(self.comm, [local, sync_s]);
         for d in &details {
             eprintln!(
@@ -360,5 +509,35 @@ impl Partition<'_> {
             errors,
             checks,
         })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::units::MB;
+
+    #[test]
+    fn the_end_of_each_type_of_file() {
+        // Three ranks, 5 MB each so far.
+        assert_eq!(expected_end(PatternType::Scatter, 3, 0, 5 * MB), 15 * MB);
+        assert_eq!(expected_end(PatternType::Shared, 3, 0, 5 * MB), 15 * MB);
+        assert_eq!(expected_end(PatternType::Separate, 3, 0, 5 * MB), 5 * MB);
+        // Segments of 8 MB: the last rank's segment ends the file.
+        assert_eq!(
+            expected_end(PatternType::Segmented, 3, 8 * MB, 5 * MB),
+            21 * MB
+        );
+        assert_eq!(
+            expected_end(PatternType::SegmentedCollective, 3, 8 * MB, 8 * MB),
+            24 * MB
+        );
+    }
+
+    #[test]
+    fn buffers_are_two_mparts_and_three_with_the_posix_baseline() {
+        assert_eq!(buffer_bytes(16 * MB, false), 32 * MB);
+        assert_eq!(buffer_bytes(16 * MB, true), 48 * MB);
+        assert_eq!(buffer_bytes(u64::MAX, false), u64::MAX);
     }
 }

@@ -5,10 +5,12 @@ pub mod agree;
 pub mod cache;
 pub mod exec;
 pub mod progress;
+pub mod quiet;
 pub mod rundir;
 
 use crate::figures::b_eff_io_2_1;
 use crate::options::{MemorySetting, Options};
+use crate::outputs::Outputs;
 use crate::patterns::{mpart, pattern_table, PatternType, PATTERN_COUNT};
 use crate::report::{self, RunInfo};
 use crate::results::{AccessResult, PartitionResult, TypeTotal};
@@ -33,6 +35,15 @@ pub fn run(world: &SimpleCommunicator, args: Vec<String>, network: xmpi::network
     let rank = world.rank();
     let opts = match Options::parse_args(args) {
         Ok(o) => o,
+        Err(e) if e.exit_code() == 0 => {
+            // --help, --version: rank 0 prints, and every rank leaves with its outcome.
+            let printed = match rank {
+                0 => outfile::stdout::write(&e.render().to_string())
+                    .map_err(|e| crate::outputs::stdout_failure(&e)),
+                _ => Ok(()),
+            };
+            return xmpi::agree(world, printed).map_or_else(|agreed| agreed.code, |()| 0);
+        }
         Err(e) => {
             if rank == 0 {
                 let _ = e.print();
@@ -64,7 +75,7 @@ pub fn run(world: &SimpleCommunicator, args: Vec<String>, network: xmpi::network
     match run_checked(world, &opts, &parts, &signal, &dir_slot) {
         Ok(code) => code,
         Err(msg) => {
-            if rank == 0 {
+            if rank == 0 && !msg.is_empty() {
                 eprintln!("b_eff_io: error: {msg}");
             }
             match signal.load(Ordering::SeqCst) {
@@ -118,49 +129,6 @@ fn broadcast_text(world: &SimpleCommunicator, text: &str) -> String {
     String::from_utf8_lossy(&buf[..end]).into_owned()
 }
 
-/// Output files asked for by the user, created before the run so a bad path fails early.
-struct Outputs {
-    files: Vec<PathBuf>,
-}
-
-impl Outputs {
-    fn create(opts: &Options) -> Result<Outputs, String> {
-        let mut paths: Vec<PathBuf> = opts.json.iter().chain(&opts.csv).cloned().collect();
-        if let Some(p) = &opts.prefix {
-            paths.push(PathBuf::from(format!("{p}.sum")));
-            paths.push(PathBuf::from(format!("{p}.prot")));
-        }
-        let mut out = Outputs { files: Vec::new() };
-        for p in paths {
-            let made = std::fs::OpenOptions::new()
-                .write(true)
-                .create_new(true)
-                .open(&p);
-            if let Err(e) = made {
-                out.discard();
-                return Err(if e.kind() == std::io::ErrorKind::AlreadyExists {
-                    format!(
-                        "'{}' exists; b_eff_io never overwrites a file, so remove it or \
-                         choose another name",
-                        p.display()
-                    )
-                } else {
-                    format!("cannot create '{}': {}", p.display(), rundir::cause(&e))
-                });
-            }
-            out.files.push(p);
-        }
-        Ok(out)
-    }
-
-    /// Removes the output files this run created (they are ours, and empty or partial).
-    fn discard(&self) {
-        for p in &self.files {
-            let _ = std::fs::remove_file(p);
-        }
-    }
-}
-
 fn memory_per_process(world: &SimpleCommunicator, setting: MemorySetting) -> (u64, u64) {
     let local = world.split_shared(world.rank());
     let mem_total = std::fs::read_to_string("/proc/meminfo")
@@ -191,6 +159,9 @@ fn run_checked(
     let n = world.size() as usize;
     let (memory, cache_bound) = memory_per_process(world, opts.memory());
     let mpart = mpart(memory);
+    if let Some(code) = exec::refuse_short_memory(world, parts, mpart, opts.posix_baseline) {
+        return Ok(code);
+    }
     let now = chrono::Local::now();
     let info = RunInfo {
         version: env!("CARGO_PKG_VERSION").to_string(),
@@ -208,27 +179,30 @@ fn run_checked(
         check_every_call: opts.check_every_call,
     };
 
-    // The run directory and output files, created by rank 0, agreed by all.
-    let mut outputs = Outputs { files: Vec::new() };
+    // The output files, reserved by rank 0 before anything runs, agreed by all; they are
+    // released (dropped) on every way out of here.
+    let reserved = match rank {
+        0 => Outputs::reserve(opts),
+        _ => Ok(Outputs::none()),
+    };
+    let outputs = match xmpi::agree(world, reserved) {
+        Ok(outputs) => outputs,
+        Err(agreed) => return Ok(agreed.code),
+    };
+    // The run directory, created by rank 0, agreed by all.
     let mut created = String::new();
     let mut failure = None;
     if rank == 0 {
-        match Outputs::create(opts).and_then(|o| {
-            outputs = o;
-            rundir::create(
-                &opts.path,
-                &now.format("%Y%m%dT%H%M%S").to_string(),
-                std::process::id(),
-            )
-        }) {
+        match rundir::create(
+            &opts.path,
+            &now.format("%Y%m%dT%H%M%S").to_string(),
+            std::process::id(),
+        ) {
             Ok(d) => created = d.display().to_string(),
             Err(e) => failure = Some(e),
         }
     }
-    if let Err(e) = agree(world, failure) {
-        outputs.discard();
-        return Err(e);
-    }
+    agree(world, failure)?;
     let dir = PathBuf::from(broadcast_text(world, &created));
     if let Ok(mut g) = dir_slot.lock() {
         *g = Some(dir.clone());
@@ -239,36 +213,81 @@ fn run_checked(
             dir.display()
         )
     });
-    let outcome =
-        agree(world, visible).and_then(|()| run_partitions(world, opts, &info, signal, &dir));
+    // A header that cannot be printed stops the run before it starts (said already).
+    let mut unprinted = None;
+    let outcome = agree(world, visible)
+        .and_then(|()| {
+            print_header(world, opts, &info, &dir).map_err(|agreed| {
+                unprinted = Some(agreed.code);
+                String::new()
+            })
+        })
+        .and_then(|()| {
+            // Inside the run directory MPI-IO sees short relative names, whatever the
+            // length of --path; the working directory comes back when `inside` drops.
+            let inside = rundir::Workdir::enter(&dir);
+            agree(world, inside.as_ref().err().cloned())?;
+            run_partitions(world, opts, &info, signal, &dir)
+        });
     world.barrier();
     if rank == 0 && !opts.keep {
         if let Err(e) = rundir::remove(&dir) {
             eprintln!("b_eff_io: warning: {e}");
         }
+    } else if rank == 0 {
+        // Kept on purpose: later runs and --clean leave it alone.
+        if let Err(e) = rundir::mark_kept(&dir) {
+            eprintln!("b_eff_io: warning: {e}");
+        }
+    }
+    if let Some(code) = unprinted {
+        return Ok(code);
     }
     match outcome {
-        Err(e) => {
-            if rank == 0 {
-                outputs.discard();
-            }
-            Err(e)
-        }
+        Err(e) => Err(e),
         Ok(results) => {
             // Rank 0 is in every partition, so its count is the run's.
             let [errors] = max_all(
                 world,
                 [results.iter().map(|p| p.errors()).sum::<u64>() as f64],
             );
-            if rank == 0 {
-                report_all(opts, &info, &results)?;
-                if errors > 0.0 {
-                    eprintln!("b_eff_io: error: {errors} data errors on read (see above)");
-                }
+            // The last step: only rank 0 reports, and leaves with its own code.
+            let reported = match rank {
+                0 => report_all(opts, &info, &results, outputs),
+                _ => 0,
+            };
+            if rank == 0 && errors > 0.0 {
+                eprintln!("b_eff_io: error: {errors} data errors on read (see above)");
             }
-            Ok(if errors > 0.0 { EXIT_DATA_ERRORS } else { 0 })
+            Ok(match reported {
+                0 if errors > 0.0 => EXIT_DATA_ERRORS,
+                code => code,
+            })
         }
     }
+}
+
+/// Rank 0 prints the header before the first partition; every rank learns whether it
+/// could (collective), and a failure stops them all with its code.
+fn print_header(
+    world: &SimpleCommunicator,
+    opts: &Options,
+    info: &RunInfo,
+    dir: &Path,
+) -> Result<(), xmpi::Agreed> {
+    let printed = match world.rank() {
+        0 => {
+            let total = run_time(opts.time, &info.partitions, world.size() as usize);
+            let text = format!(
+                "{}run directory     {}\nscheduled total   {total} s\n",
+                report::text::header(info),
+                dir.display()
+            );
+            outfile::stdout::write(&text).map_err(|e| crate::outputs::stdout_failure(&e))
+        }
+        _ => Ok(()),
+    };
+    xmpi::agree(world, printed)
 }
 
 fn run_partitions(
@@ -282,11 +301,6 @@ fn run_partitions(
     let rank = world.rank() as usize;
     let n = world.size() as usize;
     let total = run_time(opts.time, parts, n);
-    if rank == 0 {
-        print!("{}", report::text::header(info));
-        println!("run directory     {}", dir.display());
-        println!("scheduled total   {total} s");
-    }
     let progress = progress::Progress::new(rank == 0, total);
     let mut results = Vec::new();
     for (i, &size) in parts.iter().enumerate() {
@@ -298,12 +312,13 @@ fn run_partitions(
         let sub = world.split_by_color(color);
         let outcome = match &sub {
             Some(comm) => {
-                let sub_dir = dir.join(format!("p{i}.n{size}"));
+                // Relative: the working directory is the run directory.
+                let sub_dir = PathBuf::from(format!("p{i}.n{size}"));
                 let made = if comm.rank() == 0 {
                     std::fs::create_dir(&sub_dir).err().map(|e| {
                         format!(
                             "cannot create '{}': {}",
-                            sub_dir.display(),
+                            dir.join(&sub_dir).display(),
                             rundir::cause(&e)
                         )
                     })
@@ -314,6 +329,7 @@ fn run_partitions(
                     let mut part = exec::Partition {
                         comm,
                         dir: sub_dir,
+                        run_dir: dir.to_path_buf(),
                         table: pattern_table(mpart),
                         time_s: partition_time(opts.time, size, n),
                         noshared: opts.noshared,
@@ -356,7 +372,11 @@ fn run_partition(
     for a in Access::ALL {
         if a == Access::Read && corrupt {
             let done = (part.comm.rank() == 0)
-                .then(|| corrupt_first_marker(&part.dir.join("type2.0")).err())
+                .then(|| {
+                    corrupt_first_marker(&part.dir.join("type2.0"))
+                        .err()
+                        .map(|e| format!("{e} (in '{}')", part.run_dir.display()))
+                })
                 .flatten();
             agree(part.comm, done)?;
         }
@@ -418,7 +438,7 @@ fn drop_page_cache(part: &exec::Partition) -> Result<(), String> {
         if let Err(e) = r {
             failure.get_or_insert(format!(
                 "cannot drop the cache of '{}': {}",
-                path.display(),
+                part.run_dir.join(&path).display(),
                 rundir::cause(&e)
             ));
         }
@@ -426,7 +446,16 @@ fn drop_page_cache(part: &exec::Partition) -> Result<(), String> {
     agree(part.comm, failure)
 }
 
-fn report_all(opts: &Options, info: &RunInfo, results: &[PartitionResult]) -> Result<(), String> {
+/// Rank 0's report at the end: the summary on standard output and every output file,
+/// each written whole. Failures are said here; returns the exit code (0 when all went
+/// out, 1 when something could not be written, 141 when standard output is a closed
+/// pipe). The files are written even when standard output fails.
+fn report_all(
+    opts: &Options,
+    info: &RunInfo,
+    results: &[PartitionResult],
+    outputs: Outputs,
+) -> i32 {
     let errors: u64 = results.iter().map(|p| p.errors()).sum();
     let reasons = invalid_reasons(&ValidityInput {
         scheduled_time_s: opts.time,
@@ -450,30 +479,40 @@ fn report_all(opts: &Options, info: &RunInfo, results: &[PartitionResult]) -> Re
             &verdict(&reasons),
         ));
     }
-    print!("{summary}");
-    let write = |path: &Path, text: &str| {
-        std::fs::write(path, text)
-            .map_err(|e| format!("cannot write '{}': {}", path.display(), rundir::cause(&e)))
-    };
-    let doc = report::json::document(info, results, &reasons);
-    if let Some(p) = &opts.json {
-        let text = serde_json::to_string_pretty(&doc).map_err(|e| e.to_string())?;
-        write(p, &(text + "\n"))?;
-    }
-    if let Some(p) = &opts.csv {
-        write(p, &report::csv::render(&doc))?;
-    }
-    if let Some(prefix) = &opts.prefix {
-        write(
-            Path::new(&format!("{prefix}.sum")),
-            &(report::text::header(info) + &summary),
-        )?;
+    let printed = outfile::stdout::write(&summary);
+    let mut code = 0;
+    if !outputs.is_empty() {
+        let doc = report::json::document(info, results, &reasons);
+        let json = match serde_json::to_string_pretty(&doc) {
+            Ok(text) => text + "\n",
+            Err(e) => {
+                eprintln!("b_eff_io: error: cannot render the JSON document: {e}");
+                code = EXIT_FAILURE;
+                String::new()
+            }
+        };
         let mut prot = String::from(report::protocol::HEADER);
         prot.push('\n');
         for p in results {
             prot.push_str(&report::protocol::protocol_lines(p));
         }
-        write(Path::new(&format!("{prefix}.prot")), &prot)?;
+        let texts = crate::outputs::Texts {
+            csv: report::csv::render(&doc),
+            json,
+            sum: report::text::header(info) + &summary,
+            prot,
+        };
+        for failure in outputs.write(&texts) {
+            eprintln!("{failure}");
+            code = EXIT_FAILURE;
+        }
     }
-    Ok(())
+    if let Err(e) = printed {
+        let failure = crate::outputs::stdout_failure(&e);
+        if !failure.message.is_empty() {
+            eprintln!("{}", failure.message);
+        }
+        code = code.max(failure.code);
+    }
+    code
 }

@@ -1,13 +1,13 @@
 //! The window of non-blocking requests: the only raw MPI calls of `sqmr`.
 //!
 //! One iteration posts, for each window slot and each peer, a receive then a send
-//! (tag 1), into two contiguous request arrays, then completes all sends and all
-//! receives with one `MPI_Waitall` each — the reference's sequence, with nothing added.
+//! (tag 1) of `MPI_BYTE`s, into two contiguous request arrays, then completes all sends
+//! and all receives with one `MPI_Waitall` each — the reference's sequence and datatype,
+//! with nothing added.
 //! The arrays are allocated once; an iteration allocates nothing.
 
 use std::os::raw::{c_int, c_void};
 
-use mpi::datatype::Equivalence;
 use mpi::ffi;
 use mpi::raw::AsRaw;
 use mpi::topology::SimpleCommunicator;
@@ -37,7 +37,7 @@ impl Window {
             unsafe { (ffi::RSMPI_REQUEST_NULL, ffi::RSMPI_STATUSES_IGNORE) };
         Window {
             comm: comm.as_raw(),
-            datatype: u8::equivalent_datatype().as_raw(),
+            datatype: xmpi::constants::byte(),
             statuses_ignore,
             peers: peers
                 .iter()

@@ -1,9 +1,9 @@
 //! The `--csv` file: one row per finished message size, with a header row.
 //!
 //! Every field is a number, so the rows are plain comma-joined values (no quoting is ever
-//! needed) and the benchmark takes no CSV library. Rank 0 creates the file new before the
-//! run (an existing file is an error, never overwritten) and rewrites it after each size,
-//! like the JSON document, so a run that dies midway leaves the sizes it finished.
+//! needed) and the benchmark takes no CSV library. Rank 0 reserves the file before the
+//! run (an existing file is an error, never overwritten) and writes it whole after each
+//! size, like the JSON document, so a run that dies midway leaves the sizes it finished.
 
 use super::json::SizeResult;
 

@@ -1,8 +1,9 @@
 //! The `--json` document: configuration, environment, and every measurement, per size.
 //!
-//! Rank 0 writes it; it is rewritten after each size with `"complete": false`, and a
-//! last time with `"complete": true`, so a run that dies midway still leaves valid JSON
-//! of the sizes it finished.
+//! Rank 0 writes it: once before the first size and again after each size with
+//! `"complete": false`, and a last time with `"complete": true`, each version renamed into
+//! place whole, so a run that dies midway (or fills its disk) still leaves valid JSON of
+//! the sizes it finished.
 
 use serde::{Deserialize, Serialize};
 

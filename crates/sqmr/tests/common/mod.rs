@@ -77,3 +77,40 @@ pub fn parse(stdout: &str) -> Table {
         rows,
     }
 }
+
+/// A small tmpfs for a full disk, unmounted when dropped. Mounting needs root: elsewhere
+/// [`Tmpfs::with_free_pages`] says `SKIPPED` (under `CI=true` it fails) and returns `None`.
+pub struct Tmpfs {
+    pub dir: std::path::PathBuf,
+}
+
+impl Tmpfs {
+    /// Mounts a 64 KiB tmpfs and fills it but for `free_pages` pages of 4 KiB.
+    pub fn with_free_pages(name: &str, free_pages: usize) -> Option<Tmpfs> {
+        let dir = std::env::temp_dir().join(format!("sqmr-{name}-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let mounted = std::process::Command::new("mount")
+            .args(["-t", "tmpfs", "-o", "size=64k", "tmpfs"])
+            .arg(&dir)
+            .output()
+            .is_ok_and(|o| o.status.success());
+        if !mounted {
+            let _ = std::fs::remove_dir(&dir);
+            mpitest::unavailable(&format!(
+                "cannot mount a tmpfs at {} (needs root)",
+                dir.display()
+            ));
+            return None;
+        }
+        let fs = Tmpfs { dir };
+        std::fs::write(fs.dir.join("filler"), vec![0u8; (16 - free_pages) * 4096]).unwrap();
+        Some(fs)
+    }
+}
+
+impl Drop for Tmpfs {
+    fn drop(&mut self) {
+        let _ = std::process::Command::new("umount").arg(&self.dir).status();
+        let _ = std::fs::remove_dir(&self.dir);
+    }
+}

@@ -1,0 +1,215 @@
+//! The output files of a run — `--json`, `--csv`, and `--prefix`'s `PREFIX.sum` and
+//! `PREFIX.prot` — on the `outfile` crate, and the checked writes of the text report to
+//! standard output.
+//!
+//! Rank 0 reserves every file before the run ([`Outputs::reserve`]), so that a bad path,
+//! an existing file (refused, never overwritten) or a name another live run is writing
+//! fails in the first second and not after a 15-minute run; every rank agrees on the
+//! outcome. A reservation left by a killed run is replaced, and said on stderr. At the end
+//! each file is written once, to a temporary file renamed into place
+//! ([`Outputs::write`]): a run that dies, hangs or fills its disk leaves no empty or
+//! partial file behind, only its (hidden) reservation when it was killed outright.
+
+use std::path::PathBuf;
+
+use outfile::Reservation;
+
+use crate::options::Options;
+
+/// Exit code for an output file that exists or that another run holds: bad input, as
+/// for sqmr.
+pub const EXIT_NAME_TAKEN: i32 = 2;
+
+/// The texts of the output files at the end of a run.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Texts {
+    /// The `--json` document.
+    pub json: String,
+    /// The `--csv` rows.
+    pub csv: String,
+    /// `PREFIX.sum`: the header and the summary.
+    pub sum: String,
+    /// `PREFIX.prot`: the protocol lines.
+    pub prot: String,
+}
+
+/// Which of [`Texts`] an output file takes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Kind {
+    Json,
+    Csv,
+    Sum,
+    Prot,
+}
+
+/// The reserved output files of this run (none on ranks other than 0).
+#[derive(Debug, Default)]
+pub struct Outputs {
+    files: Vec<(&'static str, Kind, Reservation)>,
+}
+
+impl Outputs {
+    /// No output files (ranks other than 0, or no options for them).
+    pub fn none() -> Outputs {
+        Outputs::default()
+    }
+
+    /// Reserves every output file `opts` asks for (rank 0, before the run). A killed
+    /// run's reservation that is replaced is said on stderr. On failure the files
+    /// reserved so far are released again, and the failure carries the exit code
+    /// ([`EXIT_NAME_TAKEN`] for a name that exists or is taken, 1 for an I/O error) and
+    /// the message.
+    pub fn reserve(opts: &Options) -> Result<Outputs, xmpi::Failure> {
+        let mut wanted: Vec<(&'static str, Kind, PathBuf)> = Vec::new();
+        if let Some(p) = &opts.json {
+            wanted.push(("--json", Kind::Json, p.clone()));
+        }
+        if let Some(p) = &opts.csv {
+            wanted.push(("--csv", Kind::Csv, p.clone()));
+        }
+        if let Some(p) = &opts.prefix {
+            wanted.push(("--prefix", Kind::Sum, PathBuf::from(format!("{p}.sum"))));
+            wanted.push(("--prefix", Kind::Prot, PathBuf::from(format!("{p}.prot"))));
+        }
+        let mut out = Outputs::none();
+        for (option, kind, path) in wanted {
+            let file = Reservation::reserve(&path).map_err(|e| {
+                let code = if e.is_conflict() {
+                    EXIT_NAME_TAKEN
+                } else {
+                    crate::run::EXIT_FAILURE
+                };
+                xmpi::Failure::new(code, format!("b_eff_io: error: {option} {e}"))
+            })?;
+            if let Some(notice) = file.replaced_notice() {
+                eprintln!("b_eff_io: warning: {option}: {notice}");
+            }
+            out.files.push((option, kind, file));
+        }
+        Ok(out)
+    }
+
+    /// Whether any file is reserved.
+    pub fn is_empty(&self) -> bool {
+        self.files.is_empty()
+    }
+
+    /// Writes every file once, complete, and releases it. Returns one message per file
+    /// that could not be written (it is then absent, never partial).
+    pub fn write(self, texts: &Texts) -> Vec<String> {
+        let mut failures = Vec::new();
+        for (option, kind, mut file) in self.files {
+            let text = match kind {
+                Kind::Json => &texts.json,
+                Kind::Csv => &texts.csv,
+                Kind::Sum => &texts.sum,
+                Kind::Prot => &texts.prot,
+            };
+            let done = file.write(text.as_bytes()).and_then(|()| file.release());
+            if let Err(e) = done {
+                failures.push(format!("b_eff_io: error: {option} {e}"));
+            }
+        }
+        failures
+    }
+}
+
+/// A failed write of the text report to standard output, as every rank will leave with
+/// it: one line (none for a closed pipe), exit code 1 (141 for a closed pipe).
+pub fn stdout_failure(e: &std::io::Error) -> xmpi::Failure {
+    let message = outfile::stdout::message(e)
+        .map(|m| format!("b_eff_io: error: {m}"))
+        .unwrap_or_default();
+    xmpi::Failure::new(outfile::stdout::exit_code(e), message)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn options(dir: &std::path::Path) -> Options {
+        let json = dir.join("r.json");
+        let prefix = dir.join("p");
+        Options::parse_args([
+            "b_eff_io",
+            "--json",
+            json.to_str().unwrap(),
+            "--prefix",
+            prefix.to_str().unwrap(),
+        ])
+        .unwrap()
+    }
+
+    fn names(dir: &std::path::Path) -> Vec<String> {
+        let mut names: Vec<String> = std::fs::read_dir(dir)
+            .unwrap()
+            .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+            .collect();
+        names.sort();
+        names
+    }
+
+    #[test]
+    fn reserved_at_start_written_complete_at_the_end() {
+        let dir = tempfile::tempdir().unwrap();
+        let outputs = Outputs::reserve(&options(dir.path())).unwrap();
+        // Only reservations while the run goes: no empty files.
+        assert_eq!(
+            names(dir.path()),
+            [
+                ".p.prot.xylem-reservation",
+                ".p.sum.xylem-reservation",
+                ".r.json.xylem-reservation"
+            ]
+        );
+        let texts = Texts {
+            json: "{}\n".into(),
+            csv: "unused".into(),
+            sum: "sum\n".into(),
+            prot: "prot\n".into(),
+        };
+        assert!(outputs.write(&texts).is_empty());
+        assert_eq!(names(dir.path()), ["p.prot", "p.sum", "r.json"]);
+        assert_eq!(
+            std::fs::read_to_string(dir.path().join("p.sum")).unwrap(),
+            "sum\n"
+        );
+    }
+
+    #[test]
+    fn an_existing_file_refuses_the_run_with_exit_2_and_releases_the_others() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(dir.path().join("p.prot"), "precious").unwrap();
+        let failure = Outputs::reserve(&options(dir.path())).unwrap_err();
+        assert_eq!(failure.code, EXIT_NAME_TAKEN);
+        assert!(
+            failure.message.starts_with("b_eff_io: error: --prefix ")
+                && failure.message.contains("p.prot: the file exists"),
+            "{}",
+            failure.message
+        );
+        assert_eq!(names(dir.path()), ["p.prot"]);
+    }
+
+    #[test]
+    fn a_missing_directory_is_exit_1() {
+        let dir = tempfile::tempdir().unwrap();
+        let failure = Outputs::reserve(&options(&dir.path().join("gone"))).unwrap_err();
+        assert_eq!(failure.code, 1);
+        assert!(failure.message.contains("No such file or directory"));
+    }
+
+    #[test]
+    fn stdout_failures_are_said_once_or_quiet() {
+        let full = stdout_failure(&std::io::Error::from_raw_os_error(28));
+        assert_eq!(
+            (full.code, full.message.as_str()),
+            (
+                1,
+                "b_eff_io: error: cannot write to standard output: No space left on device"
+            )
+        );
+        let pipe = stdout_failure(&std::io::Error::from(std::io::ErrorKind::BrokenPipe));
+        assert_eq!((pipe.code, pipe.message.as_str()), (141, ""));
+    }
+}

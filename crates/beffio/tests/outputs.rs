@@ -1,0 +1,341 @@
+//! `b_eff_io`'s output files (`--json`, `--csv`, `--prefix`) and standard output as a user
+//! hits their faults: SIGKILL of a rank, a full disk, a name in use, standard output on
+//! `/dev/full` or a closed pipe. One job at a time, each with a time limit.
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+use mpitest::{Installation, Job};
+
+const BIN: &str = env!("CARGO_BIN_EXE_b_eff_io");
+
+fn scratch(name: &str) -> PathBuf {
+    let d = std::env::temp_dir().join(format!("beffio-out-{name}-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&d);
+    std::fs::create_dir_all(&d).unwrap();
+    d
+}
+
+fn b_eff_io(ranks: usize, args: &[&str]) -> Job {
+    let job = mpitest::launch(
+        Installation::from_env(),
+        ranks,
+        Path::new(BIN),
+        args,
+        Duration::from_secs(120),
+    );
+    assert!(!job.timed_out, "{args:?} hit the time limit: {job:#?}");
+    job
+}
+
+/// `b_eff_io args`, each rank started by `bash -c script b_eff_io args...`, so that the
+/// ranks' own standard output can be pointed somewhere (the launcher's is not theirs).
+fn wrapped(ranks: usize, script: &str, args: &[&str]) -> Job {
+    let mut all = vec!["-c", script, BIN];
+    all.extend_from_slice(args);
+    let job = mpitest::launch(
+        Installation::from_env(),
+        ranks,
+        Path::new("/bin/bash"),
+        &all,
+        Duration::from_secs(120),
+    );
+    assert!(!job.timed_out, "{args:?} hit the time limit: {job:#?}");
+    job
+}
+
+const TO_DEV_FULL: &str = r#"exec "$0" "$@" >/dev/full"#;
+const TO_CLOSED_PIPE: &str = r#"set -o pipefail; "$0" "$@" | true"#;
+
+/// The lines of `stderr` that are b_eff_io's, without a launcher's report of the non-zero
+/// exit (Open MPI's between `-----` rules, hydra's lines of `=`).
+fn own_lines(stderr: &str) -> Vec<&str> {
+    let mut inside = false;
+    stderr
+        .lines()
+        .filter(|l| {
+            if l.starts_with("-----") {
+                inside = !inside;
+                return false;
+            }
+            !inside && !l.starts_with('=')
+        })
+        .collect()
+}
+
+fn visible(dir: &Path) -> Vec<String> {
+    mpitest::dir_entries(dir)
+        .into_iter()
+        .filter(|n| !n.starts_with('.'))
+        .collect()
+}
+
+/// A short run's options with its scratch path and the four output files in `out`.
+fn run_args<'a>(t: &'a str, path: &'a str, out: &'a [String; 3]) -> Vec<&'a str> {
+    vec![
+        "-T",
+        t,
+        "-p",
+        path,
+        "--memory-per-process",
+        "256M",
+        "--json",
+        &out[0],
+        "--csv",
+        &out[1],
+        "--prefix",
+        &out[2],
+    ]
+}
+
+fn outputs_in(dir: &Path) -> [String; 3] {
+    ["r.json", "r.csv", "r"].map(|n| dir.join(n).display().to_string())
+}
+
+#[test]
+fn a_killed_run_leaves_no_empty_files_and_the_next_run_replaces_its_reservations() {
+    let path = scratch("kill-path");
+    let out = scratch("kill-out");
+    let files = outputs_in(&out);
+    let marker = out.join(".r.json.xylem-reservation");
+    let lock = mpitest::JobLock::acquire();
+    let child = mpitest::command(
+        Installation::from_env(),
+        2,
+        Path::new(BIN),
+        &run_args("60", path.to_str().unwrap(), &files),
+        Duration::from_secs(120),
+    )
+    .stdout(Stdio::null())
+    .stderr(Stdio::piped())
+    .spawn()
+    .unwrap();
+    // Wait until the run is under way: reservations made, files in the run directory.
+    let start = Instant::now();
+    let running = || {
+        marker.exists()
+            && mpitest::dir_entries(&path)
+                .iter()
+                .any(|d| !mpitest::dir_entries(&path.join(d)).is_empty())
+    };
+    while !running() {
+        assert!(
+            start.elapsed() < Duration::from_secs(60),
+            "the run never started"
+        );
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    std::thread::sleep(Duration::from_millis(500));
+    // SIGKILL rank 0, which holds the reservations: its process id is in them.
+    let holder = outfile::Holder::parse(&std::fs::read_to_string(&marker).unwrap()).unwrap();
+    let killed = Command::new("kill")
+        .args(["-KILL", &holder.pid.to_string()])
+        .status()
+        .unwrap();
+    assert!(killed.success());
+    let killed_out = child.wait_with_output().unwrap();
+    assert!(!killed_out.status.success());
+    drop(lock);
+    // No output file at all, and in particular no empty one: only the hidden
+    // reservations, which say who held them.
+    assert!(visible(&out).is_empty(), "{:?}", mpitest::dir_entries(&out));
+    for name in mpitest::dir_entries(&out) {
+        let len = std::fs::metadata(out.join(&name)).unwrap().len();
+        assert!(len > 0, "{name} is empty");
+    }
+    // The next run with the same names: accepted, and says so for each file.
+    let _ = std::fs::remove_dir_all(&path);
+    std::fs::create_dir_all(&path).unwrap();
+    let job = b_eff_io(2, &run_args("1", path.to_str().unwrap(), &files));
+    assert!(job.success(), "{job:#?}");
+    let notices: Vec<&str> = job
+        .stderr
+        .lines()
+        .filter(|l| l.contains("which is gone, is replaced"))
+        .collect();
+    let expected: Vec<String> = [
+        ("--json", &files[0]),
+        ("--csv", &files[1]),
+        ("--prefix", &format!("{}.sum", files[2])),
+        ("--prefix", &format!("{}.prot", files[2])),
+    ]
+    .iter()
+    .map(|(option, file)| {
+        format!(
+            "b_eff_io: warning: {option}: a reservation of {file} by process {} on {}, \
+             which is gone, is replaced",
+            holder.pid, holder.host
+        )
+    })
+    .collect();
+    assert_eq!(notices, expected, "{}", job.stderr);
+    assert_eq!(
+        mpitest::dir_entries(&out),
+        ["r.csv", "r.json", "r.prot", "r.sum"]
+    );
+    let doc: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&files[0]).unwrap()).unwrap();
+    assert_eq!(doc["benchmark"], "b_eff_io");
+    std::fs::remove_dir_all(&path).unwrap();
+    std::fs::remove_dir_all(&out).unwrap();
+}
+
+#[test]
+fn an_existing_output_file_refuses_the_run_with_exit_2() {
+    let path = scratch("exists-path");
+    let out = scratch("exists-out");
+    let files = outputs_in(&out);
+    std::fs::write(&files[1], "precious").unwrap();
+    let job = b_eff_io(2, &run_args("1", path.to_str().unwrap(), &files));
+    assert_eq!(job.code, Some(2), "{job:#?}");
+    let errors: Vec<&str> = own_lines(&job.stderr)
+        .into_iter()
+        .filter(|l| l.contains("error"))
+        .collect();
+    assert_eq!(
+        errors,
+        [format!(
+            "b_eff_io: error: --csv {}: the file exists; it is never overwritten, so remove \
+             it or choose another name",
+            files[1]
+        )],
+        "{}",
+        job.stderr
+    );
+    assert_eq!(std::fs::read_to_string(&files[1]).unwrap(), "precious");
+    // The --json reservation was let go; no run directory was made.
+    assert_eq!(mpitest::dir_entries(&out), ["r.csv"]);
+    assert!(mpitest::dir_entries(&path).is_empty());
+    std::fs::remove_dir_all(&path).unwrap();
+    std::fs::remove_dir_all(&out).unwrap();
+}
+
+/// A 64 KiB tmpfs filled but for `free_pages` pages of 4 KiB; `None` (after saying
+/// `SKIPPED`, or failing under `CI=true`) where it cannot be mounted.
+fn full_tmpfs(name: &str, free_pages: usize) -> Option<PathBuf> {
+    let dir = scratch(name);
+    let mounted = Command::new("mount")
+        .args(["-t", "tmpfs", "-o", "size=64k", "tmpfs"])
+        .arg(&dir)
+        .output()
+        .is_ok_and(|o| o.status.success());
+    if !mounted {
+        let _ = std::fs::remove_dir(&dir);
+        mpitest::unavailable(&format!(
+            "cannot mount a tmpfs at {} (needs root)",
+            dir.display()
+        ));
+        return None;
+    }
+    std::fs::write(dir.join("filler"), vec![0u8; (16 - free_pages) * 4096]).unwrap();
+    Some(dir)
+}
+
+fn umount(dir: &Path) {
+    let _ = Command::new("umount").arg(dir).status();
+    let _ = std::fs::remove_dir(dir);
+}
+
+#[test]
+fn an_output_file_on_a_full_disk_is_absent_not_partial() {
+    // Room for the reservation, not for the document.
+    let Some(full) = full_tmpfs("full-out", 1) else {
+        return;
+    };
+    let path = scratch("full-path");
+    let json = full.join("r.json");
+    let job = b_eff_io(
+        2,
+        &[
+            "-T",
+            "1",
+            "-p",
+            path.to_str().unwrap(),
+            "--memory-per-process",
+            "256M",
+            "--json",
+            json.to_str().unwrap(),
+        ],
+    );
+    let left = mpitest::dir_entries(&full);
+    umount(&full);
+    assert_eq!(job.code, Some(1), "{job:#?}");
+    assert_eq!(
+        own_lines(&job.stderr)
+            .into_iter()
+            .filter(|l| l.contains("error"))
+            .collect::<Vec<_>>(),
+        [format!(
+            "b_eff_io: error: --json {}: cannot write it: No space left on device",
+            json.display()
+        )],
+        "{}",
+        job.stderr
+    );
+    // The table still went to standard output.
+    assert!(job.stdout.contains("b_eff_io = "), "{}", job.stdout);
+    assert_eq!(left, ["filler"]);
+    assert!(mpitest::dir_entries(&path).is_empty());
+    std::fs::remove_dir_all(&path).unwrap();
+}
+
+#[test]
+fn stdout_on_a_full_device_stops_every_rank_with_one_line() {
+    let path = scratch("devfull-path");
+    let out = scratch("devfull-out");
+    let files = outputs_in(&out);
+    let job = wrapped(
+        2,
+        TO_DEV_FULL,
+        &run_args("1", path.to_str().unwrap(), &files),
+    );
+    assert_eq!(job.code, Some(1), "{job:#?}");
+    assert_eq!(
+        own_lines(&job.stderr),
+        ["b_eff_io: error: cannot write to standard output: No space left on device"],
+        "{}",
+        job.stderr
+    );
+    // Nothing left: no output file, no reservation, no run directory.
+    assert!(mpitest::dir_entries(&out).is_empty());
+    assert!(mpitest::dir_entries(&path).is_empty());
+    std::fs::remove_dir_all(&path).unwrap();
+    std::fs::remove_dir_all(&out).unwrap();
+}
+
+#[test]
+fn a_closed_stdout_pipe_stops_every_rank_quietly() {
+    let path = scratch("pipe-path");
+    let job = wrapped(
+        2,
+        TO_CLOSED_PIPE,
+        &[
+            "-T",
+            "1",
+            "-p",
+            path.to_str().unwrap(),
+            "--memory-per-process",
+            "256M",
+        ],
+    );
+    assert_eq!(job.code, Some(141), "{job:#?}");
+    assert!(own_lines(&job.stderr).is_empty(), "{}", job.stderr);
+    assert!(mpitest::dir_entries(&path).is_empty());
+    std::fs::remove_dir_all(&path).unwrap();
+}
+
+#[test]
+fn help_on_a_full_device_or_a_closed_pipe() {
+    let job = wrapped(1, TO_DEV_FULL, &["--help"]);
+    assert_eq!(job.code, Some(1), "{job:#?}");
+    assert_eq!(
+        own_lines(&job.stderr),
+        ["b_eff_io: error: cannot write to standard output: No space left on device"],
+        "{}",
+        job.stderr
+    );
+    let job = wrapped(2, TO_CLOSED_PIPE, &["--version"]);
+    assert_eq!(job.code, Some(141), "{job:#?}");
+    assert!(own_lines(&job.stderr).is_empty(), "{}", job.stderr);
+}
