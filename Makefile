@@ -46,7 +46,9 @@ lint:
 test-openmpi4: deps
 	@start=$$(date +%s); \
 	scripts/with-mpi openmpi4 -- $(CARGO) test --workspace; \
-	echo "make test: openmpi4 part took $$(( $$(date +%s) - start )) s" >&2
+	status=$$?; \
+	echo "make test: openmpi4 part took $$(( $$(date +%s) - start )) s" >&2; \
+	exit $$status
 
 $(addprefix test-,$(filter-out openmpi4,$(MPIS))): test-%: deps
 	@start=$$(date +%s); \

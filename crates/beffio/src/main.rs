@@ -1,7 +1,9 @@
 //! `b_eff_io`: the effective I/O bandwidth benchmark. Thin front over [`beffio::run`].
 
 fn main() {
-    let args: Vec<String> = std::env::args().collect();
+    // Arguments as the OS gives them: a path need not be UTF-8 (std::env::args would
+    // panic on one).
+    let args: Vec<std::ffi::OsString> = std::env::args_os().collect();
     let options = beffio::options::Options::parse_args(&args);
     if let Ok(beffio::options::Options {
         clean: Some(dir), ..

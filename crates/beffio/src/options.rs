@@ -20,16 +20,16 @@ pub struct Options {
     pub partitions: Option<Vec<usize>>,
 
     /// Directory under which the run directory is created (must exist).
-    #[arg(short = 'p', long, value_name = "DIR", default_value = ".", value_parser = parse_path)]
+    #[arg(short = 'p', long, value_name = "DIR", default_value = ".", value_parser = path_parser())]
     pub path: PathBuf,
 
     /// Write the full results as JSON to this file.
-    #[arg(long, value_name = "PATH", value_parser = parse_path)]
+    #[arg(long, value_name = "PATH", value_parser = path_parser())]
     pub json: Option<PathBuf>,
 
     /// Write one row per pattern and access method of every partition as CSV, with a
     /// header row, to this file.
-    #[arg(long, value_name = "PATH", value_parser = parse_path)]
+    #[arg(long, value_name = "PATH", value_parser = path_parser())]
     pub csv: Option<PathBuf>,
 
     /// Keep the run directory and its files afterwards. 2.1: -keep.
@@ -54,7 +54,7 @@ pub struct Options {
     /// Remove the run directories that killed runs left in DIR (those whose owner marker
     /// names a process of this host that is gone), say what was removed and what was kept
     /// and why, and exit without running the benchmark.
-    #[arg(long, value_name = "DIR", value_parser = parse_path)]
+    #[arg(long, value_name = "DIR", value_parser = path_parser())]
     pub clean: Option<PathBuf>,
 
     /// Type 1 without the shared file pointer: the type 0 view and write_all (run is NOT VALID). 2.1: -noshared.
@@ -210,11 +210,15 @@ fn parse_partition(text: &str) -> Result<usize, String> {
     Ok(n)
 }
 
-fn parse_path(text: &str) -> Result<PathBuf, String> {
-    if text.is_empty() {
-        return Err("the path is empty".into());
-    }
-    Ok(PathBuf::from(text))
+/// Paths as the OS gives them (any bytes but NUL, UTF-8 or not), but not empty.
+fn path_parser() -> impl clap::builder::TypedValueParser<Value = PathBuf> {
+    use clap::builder::TypedValueParser;
+    clap::builder::OsStringValueParser::new().try_map(|text: OsString| {
+        if text.is_empty() {
+            return Err("the path is empty".to_string());
+        }
+        Ok(PathBuf::from(text))
+    })
 }
 
 fn parse_prefix(text: &str) -> Result<String, String> {

@@ -305,10 +305,10 @@ fn mount_tmpfs(dir: &Path, opts: &str) -> bool {
         .map(|s| s.success())
         .unwrap_or(false);
     if !ok {
-        eprintln!(
-            "SKIPPED: cannot mount a tmpfs at {} (needs root)",
+        mpitest::unavailable(&format!(
+            "cannot mount a tmpfs at {} (needs root)",
             dir.display()
-        );
+        ));
     }
     ok
 }

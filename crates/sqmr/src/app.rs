@@ -69,6 +69,16 @@ pub fn run(
         )
     });
     let config = agree(world, checked)?;
+    // What each rank is about to allocate, summed over the ranks of each node, against
+    // the node's MemAvailable and the job's memory cgroup: refused before allocating.
+    let need = u64::try_from(config.rank_bytes(rank as usize, limits)).unwrap_or(u64::MAX);
+    let fits = xmpi::memory::agree_fits(world, need).map_err(|m| {
+        Failure::new(
+            EXIT_USAGE,
+            format!("ERROR {m}; lower --win_size or --max_msgsize"),
+        )
+    });
+    agree(world, fits)?;
 
     let files = match rank {
         0 => create_outputs(&options),
@@ -106,6 +116,8 @@ pub fn run(
     };
     agree(world, begun)?;
 
+    // SIGINT/SIGTERM: every rank stops after the same size, the files keep what was done.
+    let interrupt = xmpi::interrupt::Interrupt::install("sqmr");
     let corrupt = options.corrupt_one_message && rank as usize == config.num_cores;
     let mut runner = Runner::new(world, &config, corrupt);
     for step in schedule::steps(config.min_msgsize, config.max_msgsize, config.num_iters) {
@@ -135,6 +147,19 @@ pub fn run(
             _ => Ok(()),
         };
         agree(world, written)?;
+        if let Some(signal) = interrupt.agree(world) {
+            if rank == 0 {
+                eprintln!(
+                    "ERROR interrupted by {} (signal {signal}): stopped after message size {}; \
+                     the --json and --csv files keep the sizes measured so far",
+                    xmpi::interrupt::name(signal),
+                    step.msgsize
+                );
+            }
+            return Err(Agreed {
+                code: xmpi::interrupt::exit_code(signal),
+            });
+        }
     }
 
     let verdict = validation_verdict(world, &config, runner.checked);

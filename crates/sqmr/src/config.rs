@@ -114,6 +114,19 @@ impl Config {
         self.win_size as u128 * self.num_nbors as u128
     }
 
+    /// Memory rank `rank` needs: a core rank's window spans all its neighbours, a
+    /// neighbour's only its core rank ([`Config::core_rank_bytes`] for the former).
+    pub fn rank_bytes(&self, rank: usize, limits: HostLimits) -> u128 {
+        if rank < self.num_cores {
+            return self.core_rank_bytes(limits);
+        }
+        let window = self.win_size as u128;
+        let requests = 2 * window * u128::from(limits.request_bytes);
+        let receive_buffers = if self.validate { window } else { 1 };
+        let message = u128::from(self.max_msgsize);
+        requests + message * (1 + receive_buffers) + 2 * u128::from(limits.page_bytes)
+    }
+
     /// Memory one core rank needs: request arrays and buffers, page alignment included.
     pub fn core_rank_bytes(&self, limits: HostLimits) -> u128 {
         let window = self.window_requests();
@@ -268,6 +281,35 @@ mod tests {
             err,
             "ERROR need exactly 23058430092136939520 ranks for num_cores 4611686018427387904 \
              and num_nbors 4, have 4"
+        );
+    }
+
+    #[test]
+    fn a_neighbour_needs_one_window_a_core_rank_one_per_neighbour() {
+        let config = check(
+            &[
+                "--num_cores",
+                "1",
+                "--num_nbors",
+                "2",
+                "--win_size",
+                "4",
+                "--validate",
+            ],
+            3,
+        )
+        .unwrap();
+        let l = ROOMY;
+        let core = config.rank_bytes(0, l);
+        let neighbour = config.rank_bytes(1, l);
+        assert_eq!(core, config.core_rank_bytes(l));
+        assert!(neighbour < core, "{neighbour} < {core}");
+        // 4 pending receives with their own buffers plus one send buffer, two pages,
+        // and 8 request handles.
+        let m = 4_194_304u128;
+        assert_eq!(
+            neighbour,
+            8 * u128::from(l.request_bytes) + m * 5 + 2 * u128::from(l.page_bytes)
         );
     }
 

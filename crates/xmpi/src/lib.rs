@@ -15,6 +15,7 @@
 //!   [`network::agree_selection`] agrees on the outcome after it and checks it across hosts.
 
 pub mod constants;
+pub mod interrupt;
 pub mod launch;
 pub mod memory;
 pub mod network;

@@ -43,10 +43,10 @@ mod tests {
         let fs = nix::sys::statfs::statfs(&dir).unwrap().filesystem_type();
         if fs == nix::sys::statfs::TMPFS_MAGIC {
             std::fs::remove_dir_all(&dir).unwrap();
-            eprintln!(
-                "SKIPPED: {} is on tmpfs, whose pages never leave memory",
+            mpitest::unavailable(&format!(
+                "{} is on tmpfs, whose pages never leave memory",
                 dir.display()
-            );
+            ));
             return;
         }
         let path = dir.join("f");
@@ -55,7 +55,9 @@ mod tests {
         drop(f);
         let Some(before) = resident_bytes(&path) else {
             std::fs::remove_dir_all(&dir).unwrap();
-            eprintln!("SKIPPED: fincore (util-linux) is not installed, cannot see the page cache");
+            mpitest::unavailable(
+                "fincore (util-linux) is not installed, cannot see the page cache",
+            );
             return;
         };
         assert!(before > 0, "a file just written has no cached bytes");

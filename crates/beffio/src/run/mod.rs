@@ -31,7 +31,11 @@ pub const EXIT_DATA_ERRORS: i32 = 3;
 
 /// Runs b_eff_io on `world` with the process arguments `args` and the outcome of the
 /// network selection made before `MPI_Init`; returns the exit code every rank agreed on.
-pub fn run(world: &SimpleCommunicator, args: Vec<String>, network: xmpi::network::Outcome) -> i32 {
+pub fn run(
+    world: &SimpleCommunicator,
+    args: Vec<std::ffi::OsString>,
+    network: xmpi::network::Outcome,
+) -> i32 {
     let rank = world.rank();
     let opts = match Options::parse_args(args) {
         Ok(o) => o,
@@ -78,11 +82,27 @@ pub fn run(world: &SimpleCommunicator, args: Vec<String>, network: xmpi::network
             if rank == 0 && !msg.is_empty() {
                 eprintln!("b_eff_io: error: {msg}");
             }
-            match signal.load(Ordering::SeqCst) {
-                0 => EXIT_FAILURE,
-                s => 128 + s as i32,
-            }
+            failure_code(signal.load(Ordering::SeqCst), &msg)
         }
+    }
+}
+
+/// The exit code of a failed run, the same on every rank: 128 + the signal when a rank
+/// was interrupted (this one, or the one whose agreed message says so: a launcher that
+/// ORs its ranks' codes, as hydra does, would otherwise report 130 | 1 = 131), else 1.
+fn failure_code(local_signal: usize, agreed_message: &str) -> i32 {
+    const SAID: &str = "interrupted by signal ";
+    let from_message = agreed_message.find(SAID).and_then(|at| {
+        let digits: String = agreed_message[at + SAID.len()..]
+            .chars()
+            .take_while(char::is_ascii_digit)
+            .collect();
+        digits.parse::<i32>().ok()
+    });
+    match (local_signal, from_message) {
+        (0, None) => EXIT_FAILURE,
+        (0, Some(s)) => 128 + s,
+        (s, _) => 128 + i32::try_from(s).unwrap_or(0),
     }
 }
 
@@ -120,13 +140,22 @@ fn install_signals(signal: &Arc<AtomicUsize>, dir: &Arc<Mutex<Option<PathBuf>>>,
     }
 }
 
-fn broadcast_text(world: &SimpleCommunicator, text: &str) -> String {
-    let mut buf = [0u8; 4096];
-    let b = text.as_bytes();
-    buf[..b.len().min(4096)].copy_from_slice(&b[..b.len().min(4096)]);
-    world.process_at_rank(0).broadcast_into(&mut buf[..]);
-    let end = buf.iter().position(|&c| c == 0).unwrap_or(buf.len());
-    String::from_utf8_lossy(&buf[..end]).into_owned()
+/// Rank 0's `path`, on every rank: its bytes as they are (a path need not be UTF-8), of
+/// any length (the length goes first).
+fn broadcast_path(world: &SimpleCommunicator, path: &Path) -> PathBuf {
+    use std::os::unix::ffi::{OsStrExt, OsStringExt};
+    let root = world.process_at_rank(0);
+    let mine = path.as_os_str().as_bytes();
+    let mut len = mine.len() as u64;
+    root.broadcast_into(&mut len);
+    let mut buf = vec![0u8; usize::try_from(len).unwrap_or(0)];
+    if world.rank() == 0 {
+        buf.copy_from_slice(mine);
+    }
+    if !buf.is_empty() {
+        root.broadcast_into(&mut buf[..]);
+    }
+    PathBuf::from(std::ffi::OsString::from_vec(buf))
 }
 
 fn memory_per_process(world: &SimpleCommunicator, setting: MemorySetting) -> (u64, u64) {
@@ -190,7 +219,7 @@ fn run_checked(
         Err(agreed) => return Ok(agreed.code),
     };
     // The run directory, created by rank 0, agreed by all.
-    let mut created = String::new();
+    let mut created = PathBuf::new();
     let mut failure = None;
     if rank == 0 {
         match rundir::create(
@@ -198,12 +227,12 @@ fn run_checked(
             &now.format("%Y%m%dT%H%M%S").to_string(),
             std::process::id(),
         ) {
-            Ok(d) => created = d.display().to_string(),
+            Ok(d) => created = d,
             Err(e) => failure = Some(e),
         }
     }
     agree(world, failure)?;
-    let dir = PathBuf::from(broadcast_text(world, &created));
+    let dir = broadcast_path(world, &created);
     if let Ok(mut g) = dir_slot.lock() {
         *g = Some(dir.clone());
     }
@@ -515,4 +544,19 @@ fn report_all(
         code = code.max(failure.code);
     }
     code
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn an_interrupt_on_another_rank_gives_every_rank_its_code() {
+        assert_eq!(failure_code(0, "rank 0: interrupted by signal 2"), 130);
+        assert_eq!(failure_code(15, "rank 1: interrupted by signal 2"), 143);
+        assert_eq!(
+            failure_code(0, "rank 0: No space left on device"),
+            EXIT_FAILURE
+        );
+    }
 }
