@@ -81,8 +81,46 @@ pub fn main(command: PlaceCommand) -> ExitCode {
     }
 }
 
+/// Checks the sqmr options after `--` with sqmr's own parser: they must parse, and
+/// must not contradict the placement (`--num_cores`, `--num_nbors`).
+fn check_passed_on(num_cores: usize, num_nbors: usize, extra: &[String]) -> Result<(), String> {
+    let parsed = sqmr::options::Options::parse_from_args(
+        std::iter::once("sqmr".to_string()).chain(extra.iter().cloned()),
+    )
+    .map_err(|e| {
+        let text = e.render().to_string();
+        let first = text
+            .lines()
+            .next()
+            .unwrap_or("")
+            .trim_start_matches("error: ");
+        format!("the sqmr options after `--` do not parse: {first}")
+    })?;
+    if let Some(cores) = parsed.num_cores {
+        if cores != num_cores as i64 {
+            return Err(format!(
+                "the sqmr options after `--` say --num_cores={cores}, but the placement is for \
+                 --num_cores {num_cores}; give it once, to xylem place"
+            ));
+        }
+    }
+    let nbors_given = extra.iter().any(|a| {
+        let bare = a.trim_start_matches('-');
+        bare.starts_with("num_nbors") || bare.starts_with("num-nbors")
+    });
+    if nbors_given && parsed.num_nbors != num_nbors as i64 {
+        return Err(format!(
+            "the sqmr options after `--` say --num_nbors={}, but the placement is for \
+             --num_nbors {num_nbors}; give it once, to xylem place",
+            parsed.num_nbors
+        ));
+    }
+    Ok(())
+}
+
 fn run(command: PlaceCommand) -> Result<String, (u8, String)> {
     let PlaceCommand::Sqmr(args) = command;
+    check_passed_on(args.num_cores, args.num_nbors, &args.extra).map_err(|e| (2, e))?;
     let layout = Layout::plan(&Request {
         shape: Shape {
             num_cores: args.num_cores,

@@ -145,3 +145,40 @@ fn layouts_the_nodes_cannot_hold_fail_with_the_reason() {
     .code(2)
     .stderr(predicate::str::contains("use --launcher mpiexec"));
 }
+
+#[test]
+fn options_after_the_separator_are_parsed_by_sqmr_and_checked_against_the_placement() {
+    let base = [
+        "--num_cores",
+        "2",
+        "--num_nbors",
+        "1",
+        "--core-node",
+        "n1",
+        "--nodes",
+        "n1,n2",
+        "--launcher",
+        "mpirun",
+        "--",
+    ];
+    let with = |extra: &[&str]| {
+        let mut v: Vec<&str> = base.to_vec();
+        v.extend_from_slice(extra);
+        place(&v)
+    };
+    with(&["--num_cores=3"]).code(2).stdout("").stderr(
+        predicate::str::contains("--num_cores=3").and(predicate::str::contains(
+            "the placement is for --num_cores 2",
+        )),
+    );
+    with(&["-num_nbors=2"])
+        .code(2)
+        .stderr(predicate::str::contains("--num_nbors=2"));
+    with(&["--max_msgsize", "12abc"])
+        .code(2)
+        .stderr(predicate::str::contains("do not parse").and(predicate::str::contains("12abc")));
+    // The same values as the placement, and other options, pass through.
+    with(&["--num_cores=2", "--max_msgsize", "64"])
+        .success()
+        .stdout(predicate::str::contains("--max_msgsize 64"));
+}
