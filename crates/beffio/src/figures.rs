@@ -112,6 +112,7 @@ mod tests {
             access,
             wall_s: 60.0,
             posix_baseline: None,
+            hints: Vec::new(),
         }
     }
 

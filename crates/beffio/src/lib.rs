@@ -2,12 +2,13 @@
 //!
 //! The pure layer (no MPI): [`options`], the [`patterns`] table, the [`schedule`] of
 //! partitions and time budgets, the geometric [`batch`] planner, the [`segment`] rule of
-//! types 3 and 4, chunk [`markers`], [`results`] types, the [`figures`], [`validity`] and the
-//! [`report`] formats; the output files and checked standard output in [`outputs`]. The
+//! types 3 and 4, chunk [`markers`], the MPI-IO [`hints`] (`--hint`, 2.1's hints file),
+//! [`results`] types, the [`figures`], [`validity`] and the [`report`] formats; the output files and checked standard output in [`outputs`]. The
 //! execution layer lives in [`run`].
 
 pub mod batch;
 pub mod figures;
+pub mod hints;
 pub mod markers;
 pub mod options;
 pub mod outputs;

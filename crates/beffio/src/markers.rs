@@ -37,12 +37,19 @@ pub struct ChunkId {
     pub first_seq: u64,
 }
 
-/// Writes head and tail markers into every `chunk_words`-long chunk of `buf`.
+/// Writes head and tail markers into every `chunk_words`-long chunk of `buf`. A chunk of
+/// one word (a filler of 8 bytes) carries the head only; one of none (a filler of 0
+/// bytes) nothing.
 pub fn stamp(buf: &mut [u64], chunk_words: usize, id: ChunkId) {
+    if chunk_words == 0 {
+        return;
+    }
     for (j, chunk) in buf.chunks_exact_mut(chunk_words).enumerate() {
         let head = marker(id.access, id.pattern, id.rank, id.first_seq + j as u64);
         chunk[0] = head;
-        chunk[chunk_words - 1] = tail_marker(head);
+        if chunk_words > 1 {
+            chunk[chunk_words - 1] = tail_marker(head);
+        }
     }
 }
 
@@ -96,14 +103,28 @@ impl std::fmt::Display for DataError {
 /// Checks every chunk of `buf`; returns the number of bad chunks and adds details to
 /// `details` up to [`ERROR_DETAIL_LIMIT`].
 pub fn check(buf: &[u64], chunk_words: usize, id: ChunkId, details: &mut Vec<DataError>) -> u64 {
+    check_with_limit(buf, chunk_words, id, details, ERROR_DETAIL_LIMIT)
+}
+
+/// As [`check`], keeping up to `limit` details in `details` (2.1's `-e`).
+pub fn check_with_limit(
+    buf: &[u64],
+    chunk_words: usize,
+    id: ChunkId,
+    details: &mut Vec<DataError>,
+    limit: usize,
+) -> u64 {
+    if chunk_words == 0 {
+        return 0;
+    }
     let mut bad = 0;
     for (j, chunk) in buf.chunks_exact(chunk_words).enumerate() {
         let seq = id.first_seq + j as u64;
         let expected = marker(id.access, id.pattern, id.rank, seq);
         let (head, tail) = (chunk[0], chunk[chunk_words - 1]);
-        if head != expected || tail != tail_marker(expected) {
+        if head != expected || (chunk_words > 1 && tail != tail_marker(expected)) {
             bad += 1;
-            if details.len() < ERROR_DETAIL_LIMIT {
+            if details.len() < limit {
                 details.push(DataError {
                     seq,
                     expected,
@@ -186,5 +207,32 @@ mod tests {
         let mut details = Vec::new();
         assert_eq!(check(&buf, 2, id(Access::Read, 0), &mut details), 50);
         assert_eq!(details.len(), ERROR_DETAIL_LIMIT);
+        // -e 3, -e 0.
+        details.clear();
+        assert_eq!(
+            check_with_limit(&buf, 2, id(Access::Read, 0), &mut details, 3),
+            50
+        );
+        assert_eq!(details.len(), 3);
+        details.clear();
+        assert_eq!(
+            check_with_limit(&buf, 2, id(Access::Read, 0), &mut details, 0),
+            50
+        );
+        assert!(details.is_empty());
+    }
+
+    #[test]
+    fn fillers_of_one_word_or_none_check_clean() {
+        let mut details = Vec::new();
+        let mut one = vec![0u64; 1];
+        stamp(&mut one, 1, id(Access::Rewrite, 0));
+        assert_eq!(one[0], marker(Access::Rewrite, 7, 3, 0));
+        assert_eq!(check(&one, 1, id(Access::Read, 0), &mut details), 0);
+        one[0] ^= 1;
+        assert_eq!(check(&one, 1, id(Access::Read, 0), &mut details), 1);
+        let mut none: Vec<u64> = Vec::new();
+        stamp(&mut none, 0, id(Access::Rewrite, 0));
+        assert_eq!(check(&none, 0, id(Access::Read, 0), &mut details), 0);
     }
 }

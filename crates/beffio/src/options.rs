@@ -1,5 +1,10 @@
-//! Command-line options of `b_eff_io`, with the 2.1 spellings accepted as aliases.
+//! Command-line options of `b_eff_io`, with the 2.1 spellings accepted as aliases: every
+//! valid 2.1 command line (`-MB n -MT n [-noshared] [-nounique] [-rewrite] [-keep] [-d]
+//! [-e n] [-N n,...] [-T s] [-p dir] [-f prefix] [-i hints]`) runs unchanged; `-adapt` is
+//! refused as 2.1 refuses it for benchmarking. A repeated option takes its last value, as
+//! 2.1's argument loop did.
 
+use crate::markers::ERROR_DETAIL_LIMIT;
 use crate::units::{parse_size, MB};
 use clap::Parser;
 use std::ffi::OsString;
@@ -9,17 +14,20 @@ use std::path::PathBuf;
 ///
 /// Bandwidths are in MB/s = 10^6 B/s; chunk sizes are binary (kB = 1024 B, MB = 1024² B).
 #[derive(Debug, Clone, PartialEq, Parser)]
-#[command(name = "b_eff_io", version, about, long_about = None)]
+#[command(name = "b_eff_io", version, about, long_about = None, args_override_self = true)]
 pub struct Options {
-    /// Scheduled time of the full partition in seconds (a valid run needs ≥ 600).
-    #[arg(short = 'T', long = "time", value_name = "SECONDS", default_value = "600", value_parser = parse_time)]
+    /// Scheduled time of the full partition in seconds (a valid run needs ≥ 600). 2.1: -T.
+    #[arg(short = 'T', long = "time", value_name = "SECONDS", default_value = "600",
+          value_parser = parse_time, allow_negative_numbers = true)]
     pub time: f64,
 
     /// Partition sizes to run, e.g. `8,4` (default: all processes, then half). 2.1: -N.
-    #[arg(short = 'N', long, value_name = "N,N,...", value_delimiter = ',', value_parser = parse_partition)]
+    #[arg(short = 'N', long, value_name = "N,N,...", value_delimiter = ',',
+          value_parser = parse_partition, allow_negative_numbers = true,
+          action = clap::ArgAction::Set)]
     pub partitions: Option<Vec<usize>>,
 
-    /// Directory under which the run directory is created (must exist).
+    /// Directory under which the run directory is created (must exist). 2.1: -p.
     #[arg(short = 'p', long, value_name = "DIR", default_value = ".", value_parser = path_parser())]
     pub path: PathBuf,
 
@@ -38,18 +46,37 @@ pub struct Options {
 
     /// Memory per MPI process, e.g. `2G` (default: MemTotal / ranks on the node).
     #[arg(long, value_name = "SIZE", value_parser = parse_size,
-          conflicts_with_all = ["memory_per_process_mb", "memory_total_mb"])]
+          conflicts_with = "memory_per_process_mb")]
     pub memory_per_process: Option<u64>,
 
-    /// 2.1 -MB: memory per process in MB.
-    #[arg(long = "memory-per-process-mb", value_name = "MB", hide = true,
-          value_parser = parse_megabytes_per_process, conflicts_with = "memory_total_mb")]
+    /// Memory per MPI process in MB (as --memory-per-process). 2.1: -MB.
+    #[arg(long = "memory-per-process-mb", value_name = "MB",
+          value_parser = parse_megabytes_per_process, allow_negative_numbers = true)]
     pub memory_per_process_mb: Option<u64>,
 
-    /// 2.1 -MT: total memory of all processes in MB (divided by the processes).
-    #[arg(long = "memory-total-mb", value_name = "MB", hide = true,
-          value_parser = parse_megabytes_total)]
-    pub memory_total_mb: Option<u64>,
+    /// Total memory of the machine in MB: the header, the protocol and the JSON say which
+    /// share of it the job's processes have (N × memory per process). 2.1: -MT.
+    #[arg(long = "total-memory-mb", value_name = "MB",
+          value_parser = parse_megabytes_total, allow_negative_numbers = true)]
+    pub total_memory_mb: Option<u64>,
+
+    /// An MPI-IO hint for every file the benchmark opens (repeatable; a hints file's lines
+    /// for the same key come later and win). The values the library reports back are in
+    /// the summary, the protocol and the JSON.
+    #[arg(long = "hint", value_name = "KEY=VALUE", value_parser = parse_hint)]
+    pub hints: Vec<(String, String)>,
+
+    /// MPI-IO hints per partition, access method, pattern type and chunk size, in 2.1's
+    /// format: lines `<proc_num> <access> <pat_type> <chunk_size> <key> <value>`; `#`
+    /// comments. 2.1: -i.
+    #[arg(short = 'i', long = "hints-file", value_name = "FILE", value_parser = path_parser())]
+    pub hints_file: Option<PathBuf>,
+
+    /// Data errors named on standard error per pattern and rank (all are counted;
+    /// default 10). 2.1: -e.
+    #[arg(short = 'e', long = "error-messages", value_name = "N",
+          value_parser = parse_error_messages, allow_negative_numbers = true)]
+    pub error_messages: Option<usize>,
 
     /// Remove the run directories that killed runs left in DIR (those whose owner marker
     /// names a process of this host that is gone), say what was removed and what was kept
@@ -69,9 +96,20 @@ pub struct Options {
     #[arg(short = 'f', long, value_name = "PREFIX", value_parser = parse_prefix)]
     pub prefix: Option<String>,
 
-    /// 2.1 -rewrite: accepted for old job scripts; rewrite always runs.
-    #[arg(long, hide = true)]
+    /// Accepted for 2.1 job scripts: rewrite always runs. 2.1: -rewrite.
+    #[arg(long)]
     pub rewrite: bool,
+
+    /// Accepted for 2.1 job scripts (files without names unique to the run): the files
+    /// still go into a fresh run directory, so nothing of anyone's is overwritten, and are
+    /// never opened with MPI_MODE_UNIQUE_OPEN. 2.1: -nounique.
+    #[arg(long)]
+    pub nounique: bool,
+
+    /// Accepted for 2.1 job scripts (its debug output): every pattern's figures are in the
+    /// protocol (-f) and the JSON. 2.1: -d.
+    #[arg(short = 'd', long)]
+    pub debug: bool,
 
     /// Check the termination criterion after every call, as the 2.1 reference did
     /// (to measure the cost of that protocol).
@@ -112,8 +150,6 @@ pub enum MemorySetting {
     Detect,
     /// Bytes per process.
     PerProcess(u64),
-    /// Bytes for all processes together.
-    Total(u64),
 }
 
 impl Options {
@@ -123,7 +159,19 @@ impl Options {
         I: IntoIterator<Item = T>,
         T: Into<OsString>,
     {
-        Options::try_parse_from(normalize_legacy(args.into_iter().map(Into::into)))
+        let args = normalize_legacy(args.into_iter().map(Into::into));
+        let adapt = args
+            .iter()
+            .skip(1)
+            .take_while(|a| *a != "--")
+            .any(|a| a == "--adapt" || a.to_str().is_some_and(|t| t.starts_with("--adapt=")));
+        if adapt {
+            return Err(Options::command().error(
+                clap::error::ErrorKind::ArgumentConflict,
+                "-adapt is not allowed for benchmarking (as in 2.1); b_eff_io does not offer it",
+            ));
+        }
+        Options::try_parse_from(args)
     }
 
     /// The clap command, for man pages and completions.
@@ -138,22 +186,33 @@ impl Options {
         } else if let Some(mb) = self.memory_per_process_mb {
             // The parser refuses what does not fit in bytes; saturate all the same.
             MemorySetting::PerProcess(mb.saturating_mul(MB))
-        } else if let Some(mb) = self.memory_total_mb {
-            MemorySetting::Total(mb.saturating_mul(MB))
         } else {
             MemorySetting::Detect
         }
     }
+
+    /// `-MT`: the total memory of the machine in bytes.
+    pub fn machine_memory(&self) -> Option<u64> {
+        self.total_memory_mb.map(|mb| mb.saturating_mul(MB))
+    }
+
+    /// `-e`: data errors named per pattern and rank.
+    pub fn error_limit(&self) -> usize {
+        self.error_messages.unwrap_or(ERROR_DETAIL_LIMIT)
+    }
 }
 
 /// The 2.1 multi-letter single-dash options and their long forms
-/// (`-T`, `-N`, `-p`, `-f` are ordinary short options).
-const LEGACY: [(&str, &str); 5] = [
+/// (`-T`, `-N`, `-p`, `-f`, `-i`, `-e`, `-d` are ordinary short options; `--adapt` is
+/// refused by [`Options::parse_args`]).
+const LEGACY: [(&str, &str); 7] = [
     ("-MB", "--memory-per-process-mb"),
-    ("-MT", "--memory-total-mb"),
+    ("-MT", "--total-memory-mb"),
     ("-keep", "--keep"),
     ("-rewrite", "--rewrite"),
     ("-noshared", "--noshared"),
+    ("-nounique", "--nounique"),
+    ("-adapt", "--adapt"),
 ];
 
 /// Rewrites the 2.1 spellings (`-MB 512`, `-MB=512`, `-keep`, …) into long options; stops at `--`.
@@ -189,14 +248,31 @@ pub fn normalize_legacy(args: impl Iterator<Item = OsString>) -> Vec<OsString> {
 }
 
 fn parse_time(text: &str) -> Result<f64, String> {
-    let t: f64 = text
-        .trim()
-        .parse()
-        .map_err(|_| format!("'{text}' is not a number of seconds"))?;
+    let t: f64 = text.trim().parse().map_err(|_| {
+        format!("'{text}' is not a number of seconds (-T takes a positive number of seconds)")
+    })?;
     if !t.is_finite() || t <= 0.0 {
-        return Err(format!("the scheduled time must be positive, got {text}"));
+        return Err(format!(
+            "the scheduled time must be positive (-T takes a positive number of seconds), \
+             got {text}"
+        ));
     }
     Ok(t)
+}
+
+/// `--hint KEY=VALUE`: split at the first `=`, both as MPI takes them.
+fn parse_hint(text: &str) -> Result<(String, String), String> {
+    let (key, value) = text
+        .split_once('=')
+        .ok_or_else(|| format!("'{text}' is not KEY=VALUE"))?;
+    mpiio::check_hint(key, value)?;
+    Ok((key.to_string(), value.to_string()))
+}
+
+fn parse_error_messages(text: &str) -> Result<usize, String> {
+    text.trim()
+        .parse()
+        .map_err(|_| format!("'{text}' is not a number of error messages (-e takes 0 or more)"))
 }
 
 fn parse_partition(text: &str) -> Result<usize, String> {
@@ -341,8 +417,162 @@ mod tests {
         assert_eq!(o.prefix.as_deref(), Some("old"));
         assert!(o.keep && o.rewrite && o.noshared);
         assert_eq!(o.time, 30.0);
+        // -MT alone: the machine's memory, memory per process still found on the node.
         let o = parse(&["-MT=4096"]).unwrap();
-        assert_eq!(o.memory(), MemorySetting::Total(4096 * MB));
+        assert_eq!(o.machine_memory(), Some(4096 * MB));
+        assert_eq!(o.memory(), MemorySetting::Detect);
+    }
+
+    /// Every valid 2.1 call has both -MB and -MT.
+    #[test]
+    fn mb_and_mt_go_together() {
+        let o = parse(&["-MB", "64", "-MT", "128"]).unwrap();
+        assert_eq!(o.memory(), MemorySetting::PerProcess(64 * MB));
+        assert_eq!(o.machine_memory(), Some(128 * MB));
+        let o = parse(&["-MT", "1024", "-MB", "512"]).unwrap();
+        assert_eq!(o.memory(), MemorySetting::PerProcess(512 * MB));
+        assert_eq!(o.machine_memory(), Some(1024 * MB));
+        // The long spellings, as --help shows them.
+        let o = parse(&["--memory-per-process-mb", "8", "--total-memory-mb", "16"]).unwrap();
+        assert_eq!(
+            (o.memory(), o.machine_memory()),
+            (MemorySetting::PerProcess(8 * MB), Some(16 * MB))
+        );
+        assert_eq!(parse(&[]).unwrap().machine_memory(), None);
+        // --memory-per-process and -MB say the same thing twice.
+        assert!(parse(&["--memory-per-process", "1G", "-MB", "5"]).is_err());
+        assert!(parse(&["--memory-per-process", "1G", "-MT", "5"]).is_ok());
+        let msg = parse(&["-MT", "-5"]).unwrap_err().to_string();
+        assert!(msg.contains("'-5' is not a whole number of MB"), "{msg}");
+    }
+
+    /// The line of a 2.1 job script (T shortened).
+    #[test]
+    fn a_2_1_job_script_line_parses() {
+        let o = parse(&[
+            "-MB",
+            "64",
+            "-MT",
+            "128",
+            "-T",
+            "10",
+            "-N",
+            "2",
+            "-p",
+            "/scratch",
+            "-f",
+            "X",
+            "-rewrite",
+            "-nounique",
+            "-e",
+            "5",
+            "-i",
+            "hints",
+        ])
+        .unwrap();
+        assert_eq!(o.memory(), MemorySetting::PerProcess(64 * MB));
+        assert_eq!(o.machine_memory(), Some(128 * MB));
+        assert_eq!(o.time, 10.0);
+        assert_eq!(o.partitions, Some(vec![2]));
+        assert_eq!(o.path, PathBuf::from("/scratch"));
+        assert_eq!(o.prefix.as_deref(), Some("X"));
+        assert!(o.rewrite && o.nounique);
+        assert_eq!(o.error_limit(), 5);
+        assert_eq!(o.hints_file, Some(PathBuf::from("hints")));
+        assert!(!o.keep && !o.noshared && !o.debug);
+    }
+
+    #[test]
+    fn each_2_1_spelling() {
+        assert!(parse(&["-noshared"]).unwrap().noshared);
+        assert!(parse(&["-nounique"]).unwrap().nounique);
+        assert!(!parse(&[]).unwrap().nounique);
+        assert!(parse(&["-rewrite"]).unwrap().rewrite);
+        assert!(parse(&["-keep"]).unwrap().keep);
+        assert!(parse(&["-d"]).unwrap().debug);
+        assert!(parse(&["--debug"]).unwrap().debug);
+        assert_eq!(parse(&["-e", "3"]).unwrap().error_limit(), 3);
+        assert_eq!(parse(&["-e", "0"]).unwrap().error_limit(), 0);
+        assert_eq!(parse(&["-e7"]).unwrap().error_limit(), 7);
+        assert_eq!(parse(&[]).unwrap().error_limit(), ERROR_DETAIL_LIMIT);
+        let msg = parse(&["-e", "-1"]).unwrap_err().to_string();
+        assert!(
+            msg.contains("'-1' is not a number of error messages"),
+            "{msg}"
+        );
+        assert_eq!(parse(&["-N", "4,2"]).unwrap().partitions, Some(vec![4, 2]));
+        assert_eq!(parse(&["-T", "90"]).unwrap().time, 90.0);
+        assert_eq!(parse(&["-p", "/d"]).unwrap().path, PathBuf::from("/d"));
+        assert_eq!(
+            parse(&["-f", "run"]).unwrap().prefix.as_deref(),
+            Some("run")
+        );
+        assert_eq!(
+            parse(&["-i", "h.txt"]).unwrap().hints_file,
+            Some(PathBuf::from("h.txt"))
+        );
+        assert!(parse(&["-i", ""])
+            .unwrap_err()
+            .to_string()
+            .contains("empty"));
+        // A repeated option takes its last value, as 2.1's argument loop did.
+        let o = parse(&[
+            "-T", "30", "-T", "60", "-keep", "-keep", "-N", "4", "-N", "2",
+        ])
+        .unwrap();
+        assert_eq!((o.time, o.keep), (60.0, true));
+        assert_eq!(o.partitions, Some(vec![2]));
+    }
+
+    #[test]
+    fn adapt_is_refused_for_benchmarking() {
+        for args in [&["-adapt"][..], &["-T", "60", "--adapt"], &["-adapt=1"]] {
+            let e = parse(args).unwrap_err();
+            assert_eq!(e.exit_code(), 2, "{args:?}");
+            let msg = e.to_string();
+            assert!(
+                msg.contains("-adapt is not allowed for benchmarking"),
+                "{msg}"
+            );
+        }
+        // After `--` it is not an option.
+        assert!(
+            normalize_legacy(["b", "--", "-adapt"].iter().map(OsString::from))
+                .contains(&OsString::from("-adapt"))
+        );
+    }
+
+    #[test]
+    fn a_negative_time_says_what_t_needs() {
+        let msg = parse(&["-T", "-5"]).unwrap_err().to_string();
+        assert!(!msg.contains("unexpected argument"), "{msg}");
+        assert!(
+            msg.contains("-T takes a positive number of seconds") && msg.contains("got -5"),
+            "{msg}"
+        );
+        let msg = parse(&["-N", "-2"]).unwrap_err().to_string();
+        assert!(msg.contains("'-2' is not a number of processes"), "{msg}");
+        let msg = parse(&["-MB", "-64"]).unwrap_err().to_string();
+        assert!(msg.contains("'-64' is not a whole number of MB"), "{msg}");
+    }
+
+    #[test]
+    fn hints_on_the_command_line() {
+        let o = parse(&["--hint", "cb_buffer_size=1048576", "--hint", "a=b=c"]).unwrap();
+        assert_eq!(
+            o.hints,
+            vec![
+                ("cb_buffer_size".to_string(), "1048576".to_string()),
+                ("a".to_string(), "b=c".to_string())
+            ]
+        );
+        assert!(parse(&[]).unwrap().hints.is_empty());
+        let msg = |args: &[&str]| parse(args).unwrap_err().to_string();
+        assert!(msg(&["--hint", "novalue"]).contains("'novalue' is not KEY=VALUE"));
+        assert!(msg(&["--hint", "=1"]).contains("key is empty"));
+        assert!(msg(&["--hint", "k="]).contains("value is empty"));
+        let long = format!("{}=1", "k".repeat(mpiio::MAX_INFO_KEY_LEN + 1));
+        assert!(msg(&["--hint", &long]).contains("MPI_MAX_INFO_KEY"));
     }
 
     #[test]
@@ -359,9 +589,7 @@ mod tests {
     fn bad_values_are_rejected_with_clear_messages() {
         let msg = |args: &[&str]| parse(args).unwrap_err().to_string();
         assert!(msg(&["-T", "0"]).contains("must be positive"));
-        assert!(
-            msg(&["-T", "-5"]).contains("must be positive") || msg(&["-T", "-5"]).contains("-5")
-        );
+        assert!(msg(&["-T", "-5"]).contains("must be positive"));
         assert!(msg(&["-T", "abc"]).contains("not a number of seconds"));
         assert!(msg(&["--partitions", "2,0"]).contains("at least 1 process"));
         assert!(msg(&["--partitions", "x"]).contains("not a number of processes"));
@@ -386,7 +614,7 @@ mod tests {
         );
         let m = msg(&["-MT", "99999999999999999999999"]);
         assert!(
-            m.contains("--memory-total-mb") && m.contains("17592186044415"),
+            m.contains("--total-memory-mb") && m.contains("17592186044415"),
             "{m}"
         );
         assert_eq!(
@@ -396,8 +624,8 @@ mod tests {
         assert_eq!(
             parse(&["-MT", &MAX_MEGABYTES.to_string()])
                 .unwrap()
-                .memory(),
-            MemorySetting::Total(MAX_MEGABYTES * MB)
+                .machine_memory(),
+            Some(MAX_MEGABYTES * MB)
         );
         let m = msg(&["--memory-per-process", "16777216T"]);
         assert!(

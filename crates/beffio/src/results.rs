@@ -1,5 +1,6 @@
 //! Measurements: what the execution layer hands to the figures and reports.
 
+use crate::hints::FileHints;
 use crate::patterns::{Pattern, TYPE_COUNT};
 use crate::schedule::Access;
 use crate::units::mb_per_s;
@@ -97,7 +98,7 @@ impl PosixBaseline {
 }
 
 /// One partition's measurements.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, Default)]
 pub struct PartitionResult {
     /// Processes in the partition.
     pub processes: usize,
@@ -111,6 +112,8 @@ pub struct PartitionResult {
     pub wall_s: f64,
     /// The POSIX comparison, when asked for.
     pub posix_baseline: Option<PosixBaseline>,
+    /// The MPI-IO hints of its files, in run order, when any were given (`--hint`, `-i`).
+    pub hints: Vec<FileHints>,
 }
 
 impl PartitionResult {

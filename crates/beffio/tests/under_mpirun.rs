@@ -117,9 +117,19 @@ fn check_run(n: usize, extra: &[&str]) -> (serde_json::Value, String) {
         doc["invalid_reasons"][0],
         "scheduled time T = 3 s is below 600 s"
     );
-    // Protocol: header + 3·43 lines per partition.
+    // Protocol: header + 3·43 lines per partition (and `#` lines on hints when given).
     let prot = std::fs::read_to_string(dir.join("sum.prot")).unwrap();
-    assert_eq!(prot.lines().count(), 1 + 3 * 43 * expected_parts);
+    let pattern_lines = prot.lines().filter(|l| !l.starts_with('#')).count();
+    assert_eq!(pattern_lines, 3 * 43 * expected_parts, "{prot}");
+    let comments = prot.lines().filter(|l| l.starts_with('#')).count();
+    if !extra.contains(&"--hint") {
+        assert_eq!(comments, 1, "{prot}");
+    }
+    assert!(
+        prot.lines()
+            .any(|l| l.starts_with("# n access type pattern ")),
+        "{prot}"
+    );
     // Wall time within 1.1× the scheduled time plus start-up.
     assert!(
         wall <= 1.1 * scheduled + 15.0,
@@ -227,6 +237,237 @@ fn bad_options_are_rejected() {
     let (out, _) = run(2, &["--partitions", "3"]);
     assert_eq!(out.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&out.stderr).contains("outside 1..2"));
+    // 2.1's -adapt, refused as 2.1 refuses it for benchmarking; a negative -T.
+    let (out, _) = run(2, &["-MB", "64", "-MT", "128", "-adapt"]);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{stderr}");
+    assert_eq!(
+        stderr
+            .matches("-adapt is not allowed for benchmarking")
+            .count(),
+        1,
+        "{stderr}"
+    );
+    let (out, _) = run(2, &["-T", "-5"]);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{stderr}");
+    assert!(
+        stderr.contains("-T takes a positive number of seconds") && !stderr.contains("unexpected"),
+        "{stderr}"
+    );
+}
+
+/// The installations whose hint reports the tests know: Open MPI 4.1 reports the hints
+/// given at open, MPICH's ROMIO every hint it uses.
+fn reports_hints_known() -> bool {
+    matches!(
+        mpitest::Installation::from_env(),
+        mpitest::Installation::OpenMpi4
+            | mpitest::Installation::Mpich4
+            | mpitest::Installation::Mpich5
+    )
+}
+
+/// A line of a 2.1 job script runs unchanged (T shortened): `-MB` with `-MT`, the
+/// protocol prefix `-f X` and the hints file `-i hints` relative to the working directory,
+/// `-rewrite`, `-nounique`, `-e`.
+#[test]
+fn a_2_1_job_script_line_runs_unchanged() {
+    let _lock = mpitest::JobLock::acquire();
+    let dir = scratch("job21");
+    let data = dir.join("data");
+    std::fs::create_dir(&data).unwrap();
+    // A hint at every open, and one for the 1 kB patterns of the separate files under write
+    // (MPI_File_set_info before pattern 21; ROMIO's data sieving, echoed by Open MPI).
+    let hints = "# hints of the job script\n\
+                 all all all on_open cb_buffer_size 1048576\n\
+                 \n\
+                 2 write separated 1024 romio_ds_write disable   # 1 kB only\n";
+    std::fs::write(dir.join("hints"), hints).unwrap();
+    let args = [
+        "-MB",
+        "64",
+        "-MT",
+        "128",
+        "-T",
+        "10",
+        "-N",
+        "2",
+        "-p",
+        data.to_str().unwrap(),
+        "-f",
+        "X",
+        "-rewrite",
+        "-nounique",
+        "-e",
+        "5",
+        "-i",
+        "hints",
+    ];
+    let out = mpirun(2, &args).current_dir(&dir).output().unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{}\n{stdout}\n{stderr}", out.status);
+    // The protocol and summary files where -f put them, the hints file untouched, the run
+    // directory gone.
+    assert_eq!(
+        mpitest::dir_entries(&dir),
+        ["X.prot", "X.sum", "data", "hints"]
+    );
+    assert!(mpitest::dir_entries(&data).is_empty());
+    assert_eq!(std::fs::read_to_string(dir.join("hints")).unwrap(), hints);
+    let sum = std::fs::read_to_string(dir.join("X.sum")).unwrap();
+    for text in [&*stdout, &*sum] {
+        for needle in [
+            "memory/process    64 MB (67108864 bytes)",
+            "MPART             2 MB",
+            "machine memory    the job's 2 processes × 64 MB = 128 MB are 100.0 % of the \
+             machine's 128 MB (-MT)",
+            "partitions        2\n",
+            "hints file 'hints': 2 hint lines",
+            "line 2: all all all on_open cb_buffer_size 1048576",
+            "line 4: 2 write separated 1024 romio_ds_write disable",
+            "-rewrite (accepted: rewrite always runs)",
+            "-nounique (accepted",
+            "-e 5 (data errors named per pattern and rank)",
+            "MPI-IO hints of partition n = 2",
+            "  write   type 0 scatter   open: cb_buffer_size=1048576 → ",
+            "  read    type 4 seg-coll  open: cb_buffer_size=1048576 → ",
+            "  write   type 2 separate  pattern 21 (1 kB): romio_ds_write=disable → ",
+            "b_eff_io = ",
+            "NOT VALID (scheduled time T = 10 s is below 600 s)",
+        ] {
+            assert!(text.contains(needle), "missing {needle:?} in\n{text}");
+        }
+        // One partition (-N 2), 15 files (3 access methods × 5 types).
+        assert!(!text.contains("partition n = 1"), "{text}");
+        assert_eq!(
+            text.matches(" open: cb_buffer_size=1048576").count(),
+            15,
+            "{text}"
+        );
+        if reports_hints_known() {
+            assert_eq!(
+                text.matches(" open: cb_buffer_size=1048576 → 1048576")
+                    .count(),
+                15,
+                "{text}"
+            );
+        }
+    }
+    let prot = std::fs::read_to_string(dir.join("X.prot")).unwrap();
+    assert!(prot.starts_with(
+        "# memory: the job's 2 processes × 64 MB = 128 MB are 100.0 % of the machine's 128 MB (-MT)\n"
+    ), "{prot}");
+    assert!(
+        prot.contains("# hints file line 4: 2 write separated 1024 romio_ds_write disable\n"),
+        "{prot}"
+    );
+    assert!(
+        prot.contains("# hint 2 write 2 open cb_buffer_size 1048576 "),
+        "{prot}"
+    );
+    assert!(
+        prot.contains("# hint 2 write 2 21 romio_ds_write disable "),
+        "{prot}"
+    );
+    // Pattern 22 gets the value at open back, as the library reported it after the open
+    // (Open MPI 4.1 reports no value for a key not given at open: nothing to set back).
+    if mpitest::Installation::from_env() == mpitest::Installation::Mpich4 {
+        assert!(
+            prot.contains("# hint 2 write 2 22 romio_ds_write automatic automatic\n"),
+            "{prot}"
+        );
+    }
+    if reports_hints_known() {
+        assert!(
+            prot.contains("# hint 2 write 2 open cb_buffer_size 1048576 1048576\n"),
+            "{prot}"
+        );
+    }
+    let data_lines = prot.lines().filter(|l| !l.starts_with('#')).count();
+    assert_eq!(data_lines, 3 * 43, "{prot}");
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+/// A bad line of the hints file is bad input: exit code 2 on every rank, one message that
+/// names the file, the line and the field, and nothing created.
+#[test]
+fn a_bad_hints_file_line_stops_every_rank_with_one_message() {
+    let _lock = mpitest::JobLock::acquire();
+    let dir = scratch("badhints");
+    let hints = dir.join("hints");
+    std::fs::write(
+        &hints,
+        "all all all on_open cb_nodes 1\n2 wirte all all cb_nodes 1\n",
+    )
+    .unwrap();
+    let json = dir.join("out.json");
+    let (out, _) = run(
+        2,
+        &[
+            "-T",
+            "3",
+            "-p",
+            dir.to_str().unwrap(),
+            "-i",
+            hints.to_str().unwrap(),
+            "--json",
+            json.to_str().unwrap(),
+        ],
+    );
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{stderr}");
+    let expected = format!(
+        "b_eff_io: error: hints file '{}', line 2, field 2 (access): 'wirte' is not one of \
+         all, write, rewrite, read",
+        hints.display()
+    );
+    assert_eq!(
+        stderr
+            .lines()
+            .filter(|l| l.contains("hints file"))
+            .collect::<Vec<_>>(),
+        [expected.as_str()],
+        "{stderr}"
+    );
+    assert_eq!(mpitest::dir_entries(&dir), ["hints"]);
+    // A hints file that is not there.
+    let (out, _) = run(
+        2,
+        &["-T", "3", "-p", dir.to_str().unwrap(), "-i", "nowhere"],
+    );
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{stderr}");
+    assert_eq!(
+        stderr
+            .matches("cannot read the hints file (-i) 'nowhere'")
+            .count(),
+        1,
+        "{stderr}"
+    );
+    assert_eq!(mpitest::dir_entries(&dir), ["hints"]);
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+/// `--hint` reaches every open, and the JSON holds what was given and reported.
+#[test]
+fn command_line_hints_are_given_and_reported() {
+    let (doc, stdout) = check_run(2, &["--hint", "cb_buffer_size=1048576"]);
+    assert_eq!(doc["hints"]["cb_buffer_size"], "1048576");
+    assert!(doc["hints_file"].is_null());
+    assert!(stdout.contains("MPI-IO hints      --hint cb_buffer_size=1048576 (every open)"));
+    for p in doc["partitions"].as_array().unwrap() {
+        let files = p["hints"].as_array().unwrap();
+        assert_eq!(files.len(), 15, "{p}");
+        for f in files {
+            assert_eq!(f["given"]["cb_buffer_size"], "1048576", "{f}");
+            if reports_hints_known() {
+                assert_eq!(f["reported"]["cb_buffer_size"], "1048576", "{f}");
+            }
+            assert!(f["patterns"].as_array().unwrap().is_empty());
+        }
+    }
 }
 
 /// An interface of this host that a selection can name: up, not loopback, with an IPv4

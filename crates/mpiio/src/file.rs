@@ -2,6 +2,7 @@
 
 use crate::datatype::Datatype;
 use crate::error::{check, count, Error, Result};
+use crate::info::Info;
 use crate::mode::AccessMode;
 use crate::Offset;
 use mpi::datatype::Equivalence;
@@ -84,8 +85,39 @@ impl File {
     where
         C: Communicator + AsRaw<Raw = ffi::MPI_Comm>,
     {
+        Self::open_with_info::<C, &str, &str>(comm, path, mode, &[])
+    }
+
+    /// Opens `path` collectively on `comm` with `mode` and the MPI-IO hints `hints`
+    /// (`(key, value)` pairs, a later one replacing an earlier one of the same key; none:
+    /// `MPI_INFO_NULL`), and makes its errors returnable. The library may ignore a hint;
+    /// [`File::info`] says which values it uses. A key or value that MPI would refuse
+    /// ([`crate::check_hint`]) is an [`Error::Invalid`], before any MPI call.
+    pub fn open_with_info<C, K, V>(
+        comm: &C,
+        path: &Path,
+        mode: AccessMode,
+        hints: &[(K, V)],
+    ) -> Result<File>
+    where
+        C: Communicator + AsRaw<Raw = ffi::MPI_Comm>,
+        K: AsRef<str>,
+        V: AsRef<str>,
+    {
         let call = "MPI_File_open";
         let (c, name) = c_path(path, call)?;
+        // Freed when it goes out of scope: MPI_File_open keeps its own copy of the hints.
+        let info = if hints.is_empty() {
+            None
+        } else {
+            Some(Info::with(hints, call, &name)?)
+        };
+        let raw_info = match &info {
+            Some(info) => info.as_raw(),
+            // SAFETY: reading MPI_INFO_NULL, a constant the mpi crate's shim defines and
+            // never writes.
+            None => unsafe { ffi::RSMPI_INFO_NULL },
+        };
         // SAFETY: setting the default file error handler (on MPI_FILE_NULL) to the predefined
         // ERRORS_RETURN handler; both handles are constants provided by MPI.
         let rc =
@@ -93,16 +125,18 @@ impl File {
         check(rc, "MPI_File_set_errhandler", &name)?;
         let mut raw = MaybeUninit::<ffi::MPI_File>::uninit();
         // SAFETY: `comm.as_raw()` is a valid communicator for the call, `c` is a
-        // NUL-terminated string that outlives it, and `raw` is a valid out-pointer.
+        // NUL-terminated string that outlives it, `raw_info` is MPI_INFO_NULL or the handle
+        // of `info`, which lives until after the call, and `raw` is a valid out-pointer.
         let rc = unsafe {
             ffi::MPI_File_open(
                 comm.as_raw(),
                 c.as_ptr(),
                 mode.bits(),
-                ffi::RSMPI_INFO_NULL,
+                raw_info,
                 raw.as_mut_ptr(),
             )
         };
+        drop(info);
         check(rc, call, &name)?;
         // SAFETY: MPI_File_open succeeded, so it wrote a valid file handle.
         let file = File {
@@ -113,6 +147,43 @@ impl File {
         let rc = unsafe { ffi::MPI_File_set_errhandler(file.raw, ffi::RSMPI_ERRORS_RETURN) };
         check(rc, "MPI_File_set_errhandler", &file.name)?;
         Ok(file)
+    }
+
+    /// Gives the open file new hints (`MPI_File_set_info`, collective: every rank of the
+    /// file's communicator passes the same ones). Checked as for [`File::open_with_info`];
+    /// no hints: nothing is called.
+    pub fn set_info<K, V>(&mut self, hints: &[(K, V)]) -> Result<()>
+    where
+        K: AsRef<str>,
+        V: AsRef<str>,
+    {
+        if hints.is_empty() {
+            return Ok(());
+        }
+        let call = "MPI_File_set_info";
+        let info = Info::with(hints, call, &self.name)?;
+        // SAFETY: valid open handle and a valid info handle that outlives the call (MPI
+        // copies what it keeps).
+        let rc = unsafe { ffi::MPI_File_set_info(self.raw, info.as_raw()) };
+        check(rc, call, &self.name)
+    }
+
+    /// The hints the library reports for the open file (`MPI_File_get_info`, then every
+    /// key with `MPI_Info_get_nkeys`, `MPI_Info_get_nthkey`, `MPI_Info_get_valuelen` and
+    /// `MPI_Info_get`), in its order. Libraries differ: ROMIO reports every hint it uses,
+    /// defaults included; Open MPI 4.1 reports what was given at open. Empty when the
+    /// library reports nothing or `MPI_File_get_info` fails; not collective.
+    pub fn info(&self) -> Vec<(String, String)> {
+        let mut raw = MaybeUninit::<ffi::MPI_Info>::uninit();
+        // SAFETY: valid open handle; `raw` is a valid out-pointer for one info handle.
+        let rc = unsafe { ffi::MPI_File_get_info(self.raw, raw.as_mut_ptr()) };
+        if rc != ffi::MPI_SUCCESS as c_int {
+            return Vec::new();
+        }
+        // SAFETY: MPI_File_get_info succeeded, so it wrote a new info handle that the
+        // caller owns and must free (Info's drop does).
+        let info = Info::from_raw(unsafe { raw.assume_init() });
+        info.entries()
     }
 
     /// Deletes `path` (`MPI_File_delete`). Not collective.

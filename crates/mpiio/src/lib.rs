@@ -1,7 +1,8 @@
 //! A safe MPI-IO layer over the `mpi` crate's raw bindings.
 //!
-//! - [`File`]: open/close/delete, views, individual and shared file pointers, collective,
-//!   independent and ordered reads and writes, sync, size.
+//! - [`File`]: open (with MPI-IO hints or without), close, delete, views, individual and
+//!   shared file pointers, collective, independent and ordered reads and writes, sync,
+//!   size, and the hints the library reports ([`File::info`]).
 //! - [`Datatype`]: derived datatypes for file views (contiguous, vector, subarray, resized).
 //! - [`Error`]: every MPI failure carries the failing call, the file name and MPI's own text.
 //!
@@ -13,11 +14,13 @@
 mod datatype;
 mod error;
 mod file;
+mod info;
 mod mode;
 
 pub use datatype::Datatype;
 pub use error::{Error, ErrorClass, Result};
 pub use file::{File, Whence};
+pub use info::{check_hint, MAX_INFO_KEY_LEN, MAX_INFO_VALUE_LEN};
 pub use mode::AccessMode;
 
 /// `MPI_Offset`: byte offsets and sizes in files.

@@ -46,12 +46,13 @@ fn parent() {
 fn child(dir: &Path) {
     let universe = mpi::initialize().unwrap();
     let world = universe.world();
-    let checks: [Check; 5] = [
+    let checks: [Check; 6] = [
         ("strided view with write_all/read_all", strided_view),
         ("ordered shared pointer", ordered),
         ("independent files and explicit offsets", independent),
         ("errors name the call and the file", errors),
         ("subarray and vector types", derived_types),
+        ("hints given at open and read back", hints),
     ];
     for (name, check) in checks {
         check(&world, dir);
@@ -188,4 +189,80 @@ fn derived_types(_world: &mpi::topology::SimpleCommunicator, _dir: &Path) {
     assert_eq!(vec.extent().unwrap(), (0, (2 * 5 + 2) * 8));
     let r = vec.resized(0, 1000).unwrap();
     assert_eq!(r.extent().unwrap(), (0, 1000));
+}
+
+/// What the library reports for `key` among `info`.
+fn reported<'a>(info: &'a [(String, String)], key: &str) -> Option<&'a str> {
+    info.iter().find(|(k, _)| k == key).map(|(_, v)| v.as_str())
+}
+
+/// Hints at open, read back with `File::info`, and changed with `File::set_info`. What a
+/// library reports differs: MPICH's ROMIO reports every hint it uses (its defaults too),
+/// and takes `cb_buffer_size` and its own `romio_cb_write`; Open MPI 4.1 (ompio, which
+/// reads `cb_buffer_size` as its buffer per aggregator) reports exactly the hints it was
+/// given at open, known to it or not, and nothing without them. Other installations: a
+/// key reported must carry the given value.
+fn hints(world: &mpi::topology::SimpleCommunicator, dir: &Path) {
+    let mpi = mpitest::Installation::from_env();
+    let p = path(dir, "hinted");
+    let mode = AccessMode::CREATE | AccessMode::WRITE_ONLY;
+    let given: Vec<(&str, &str)> = if mpi.is_open_mpi() {
+        vec![("cb_buffer_size", "1048576")]
+    } else {
+        vec![("cb_buffer_size", "1048576"), ("romio_cb_write", "enable")]
+    };
+    let mut f = File::open_with_info(world, &p, mode, &given).unwrap();
+    let info = f.info();
+    let strict = matches!(
+        mpi,
+        mpitest::Installation::OpenMpi4
+            | mpitest::Installation::Mpich4
+            | mpitest::Installation::Mpich5
+    );
+    for (key, value) in &given {
+        match reported(&info, key) {
+            Some(v) => assert_eq!(v, *value, "{key} in {info:?}"),
+            None => assert!(!strict, "{} did not report {key}: {info:?}", mpi.name()),
+        }
+    }
+    if mpi == mpitest::Installation::OpenMpi4 {
+        // ompio echoes what it was given, and only that.
+        let expected: Vec<(String, String)> = given
+            .iter()
+            .map(|(k, v)| (k.to_string(), v.to_string()))
+            .collect();
+        assert_eq!(info, expected);
+    }
+    if !mpi.is_open_mpi() && strict {
+        // ROMIO reports its own hints besides the given ones.
+        assert!(reported(&info, "cb_nodes").is_some(), "{info:?}");
+        assert!(info.len() > given.len(), "{info:?}");
+    }
+    f.write_all(&[1u64; 16]).unwrap();
+    // Changed while open: ROMIO takes romio_cb_write then.
+    f.set_info(&[("romio_cb_write", "disable")]).unwrap();
+    if !mpi.is_open_mpi() && strict {
+        assert_eq!(reported(&f.info(), "romio_cb_write"), Some("disable"));
+    }
+    f.write_all(&[2u64; 16]).unwrap();
+    f.close().unwrap();
+    // No hints: MPI_INFO_NULL; Open MPI 4.1 then reports nothing.
+    let f = File::open(world, &p, AccessMode::READ_ONLY).unwrap();
+    if mpi == mpitest::Installation::OpenMpi4 {
+        assert!(f.info().is_empty(), "{:?}", f.info());
+    }
+    f.close().unwrap();
+    // What MPI would refuse (and abort the job for) is an error here, on every rank.
+    let long = "k".repeat(mpiio::MAX_INFO_KEY_LEN + 1);
+    match File::open_with_info(world, &p, mode, &[(long.as_str(), "1")]) {
+        Err(Error::Invalid { call, reason, .. }) => {
+            assert_eq!(call, "MPI_File_open");
+            assert!(reason.contains("MPI_MAX_INFO_KEY"), "{reason}");
+        }
+        other => panic!("expected an invalid hint, got {other:?}"),
+    }
+    world.barrier();
+    if world.rank() == 0 {
+        File::delete(&p).unwrap();
+    }
 }

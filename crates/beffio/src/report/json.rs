@@ -2,9 +2,11 @@
 
 use super::{cache_ratios, RunInfo};
 use crate::figures::{b_eff_io_2_1, b_eff_io_paper};
+use crate::hints::{self, Hint};
 use crate::results::{PartitionResult, PatternResult};
 use crate::schedule::Access;
 use serde::Serialize;
+use std::collections::BTreeMap;
 
 /// The whole document.
 #[derive(Debug, Clone, Serialize)]
@@ -31,6 +33,16 @@ pub struct Document {
     pub drop_cache: bool,
     /// Whether `--noshared` was used.
     pub noshared: bool,
+    /// Whether 2.1's `-nounique` was given (accepted: the run directory is fresh anyway).
+    pub nounique: bool,
+    /// `-MT`: the total memory of the machine in bytes (null without it).
+    pub machine_memory_bytes: Option<u64>,
+    /// `N × memory per process / -MT` in percent (null without `-MT`).
+    pub machine_memory_percent: Option<f64>,
+    /// `--hint KEY=VALUE`: given at every open.
+    pub hints: BTreeMap<String, String>,
+    /// `-i FILE`: the hints file and its hint lines (null without it).
+    pub hints_file: Option<HintsFileDoc>,
     /// Memory that could cache the files (bytes), the base of the cache ratios.
     pub cache_bound_bytes: u64,
     /// System figure (paper formula): the best partition's.
@@ -71,6 +83,117 @@ pub struct Partition {
     /// `--posix-baseline` only.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub posix_baseline: Option<Baseline>,
+    /// The MPI-IO hints of each file (pattern type under an access method), only when
+    /// hints were given.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub hints: Vec<FileHintsDoc>,
+}
+
+/// The hints file of `-i`.
+#[derive(Debug, Clone, Serialize)]
+pub struct HintsFileDoc {
+    /// Its path as given.
+    pub path: String,
+    /// Its hint lines.
+    pub lines: Vec<HintLineDoc>,
+}
+
+/// One line of the hints file, its fields as 2.1 spells them.
+#[derive(Debug, Clone, Serialize)]
+pub struct HintLineDoc {
+    /// Line number from 1.
+    pub line: usize,
+    /// `all` or a partition size.
+    pub proc_num: String,
+    /// `all`, `write`, `rewrite`, `read`.
+    pub access: String,
+    /// `all`, `scatter`, `shared`, `separated`, `segmented`, `seg_coll`.
+    pub pat_type: String,
+    /// `all`, `on_open`, `Lmax` or a chunk size.
+    pub chunk_size: String,
+    /// The key.
+    pub key: String,
+    /// The value.
+    pub value: String,
+}
+
+/// The hints of one file: given at open and reported after, and per pattern.
+#[derive(Debug, Clone, Serialize)]
+pub struct FileHintsDoc {
+    /// `write`, `rewrite` or `read`.
+    pub access: &'static str,
+    /// 0..4.
+    #[serde(rename = "type")]
+    pub ptype: usize,
+    /// As the hints file names the type.
+    pub pat_type: &'static str,
+    /// Given to `MPI_File_open`.
+    pub given: BTreeMap<String, String>,
+    /// Reported by `MPI_File_get_info` after the open (rank 0's file).
+    pub reported: BTreeMap<String, String>,
+    /// Patterns with hints of their own (`MPI_File_set_info` before them).
+    pub patterns: Vec<PatternHintsDoc>,
+}
+
+/// The hints of one pattern.
+#[derive(Debug, Clone, Serialize)]
+pub struct PatternHintsDoc {
+    /// 0..42.
+    pub number: usize,
+    /// l.
+    pub chunk_bytes: u64,
+    /// Given with `MPI_File_set_info`.
+    pub given: BTreeMap<String, String>,
+    /// Reported by `MPI_File_get_info` right after.
+    pub reported: BTreeMap<String, String>,
+}
+
+fn map(hints: &[Hint]) -> BTreeMap<String, String> {
+    hints.iter().cloned().collect()
+}
+
+fn file_hints(f: &hints::FileHints) -> FileHintsDoc {
+    FileHintsDoc {
+        access: f.access.name(),
+        ptype: f.ptype.index(),
+        pat_type: hints::type_word(f.ptype),
+        given: map(&f.given),
+        reported: map(&f.reported),
+        patterns: f
+            .patterns
+            .iter()
+            .map(|p| PatternHintsDoc {
+                number: p.number,
+                chunk_bytes: p.chunk,
+                given: map(&p.given),
+                reported: map(&p.reported),
+            })
+            .collect(),
+    }
+}
+
+fn hints_file(f: &hints::HintsFile) -> HintsFileDoc {
+    HintsFileDoc {
+        path: f.path.clone(),
+        lines: f
+            .lines
+            .iter()
+            .map(|l| {
+                let text = l.to_string();
+                let w: Vec<&str> = text.splitn(6, ' ').collect();
+                let field = |i: usize| w.get(i).copied().unwrap_or_default().to_string();
+                HintLineDoc {
+                    line: l.line,
+                    proc_num: field(0),
+                    access: field(1),
+                    pat_type: field(2),
+                    chunk_size: field(3),
+                    key: l.key.clone(),
+                    value: l.value.clone(),
+                }
+            })
+            .collect(),
+    }
 }
 
 /// The POSIX comparison of `--posix-baseline`.
@@ -189,6 +312,7 @@ pub fn document(info: &RunInfo, partitions: &[PartitionResult], reasons: &[Strin
                     sync_s: b.sync_s,
                     bandwidth_mb_s: b.bandwidth_mb_s(),
                 }),
+                hints: p.hints.iter().map(file_hints).collect(),
             }
         })
         .collect();
@@ -212,6 +336,11 @@ pub fn document(info: &RunInfo, partitions: &[PartitionResult], reasons: &[Strin
         path: info.path.clone(),
         drop_cache: info.drop_cache,
         noshared: info.noshared,
+        nounique: info.nounique,
+        machine_memory_bytes: info.machine_memory,
+        machine_memory_percent: super::machine_share_percent(info),
+        hints: map(&hints::merged(info.hints.global.iter().cloned())),
+        hints_file: info.hints.file.as_ref().map(hints_file),
         cache_bound_bytes: info.cache_bound,
         b_eff_io_mb_s: sys,
         b_eff_io_2_1_mb_s: sys21,
@@ -257,6 +386,7 @@ mod tests {
             access: [a.clone(), a.clone(), a],
             wall_s: 31.0,
             posix_baseline: None,
+            hints: Vec::new(),
         };
         let info = RunInfo {
             version: "0.1.0".into(),
@@ -272,6 +402,7 @@ mod tests {
             noshared: false,
             drop_cache: false,
             check_every_call: false,
+            ..RunInfo::default()
         };
         let reasons = vec!["scheduled time T = 30 s is below 600 s".to_string()];
         let doc = document(&info, &[p], &reasons);
@@ -295,6 +426,11 @@ mod tests {
         }
         assert_eq!(v["benchmark"], "b_eff_io");
         assert_eq!(v["valid"], false);
+        assert_eq!(v["nounique"], false);
+        assert!(v["machine_memory_bytes"].is_null() && v["machine_memory_percent"].is_null());
+        assert_eq!(v["hints"], serde_json::json!({}));
+        assert!(v["hints_file"].is_null());
+        assert!(v["partitions"][0].get("hints").is_none());
         assert_eq!(v["b_eff_io_mb_s"], 2.0);
         assert_eq!(v["b_eff_io_2_1_mb_s"], 1.0);
         let part = &v["partitions"][0];
@@ -323,5 +459,85 @@ mod tests {
                 assert!(p.get(key).is_some(), "missing {key}");
             }
         }
+    }
+}
+
+#[cfg(test)]
+mod hint_tests {
+    use super::*;
+    use crate::hints::{parse_hints_file, FileHints, Hints, PatternHints};
+    use crate::patterns::PatternType;
+    use crate::units::MB;
+
+    #[test]
+    fn hints_and_the_machine_share_are_in_the_document() {
+        let h = |k: &str, v: &str| (k.to_string(), v.to_string());
+        let info = RunInfo {
+            processes: 2,
+            memory_per_process: 64 * MB,
+            machine_memory: Some(128 * MB),
+            nounique: true,
+            hints: Hints {
+                global: vec![h("cb_buffer_size", "1048576")],
+                file: Some(
+                    parse_hints_file("hints", "\n2 write seg_coll Lmax cb_nodes 1").unwrap(),
+                ),
+            },
+            ..RunInfo::default()
+        };
+        let part = PartitionResult {
+            processes: 2,
+            hints: vec![FileHints {
+                access: Access::Write,
+                ptype: PatternType::SegmentedCollective,
+                given: vec![h("cb_buffer_size", "1048576")],
+                reported: vec![h("cb_buffer_size", "1048576"), h("cb_nodes", "1")],
+                patterns: vec![PatternHints {
+                    number: 35,
+                    chunk: 2 * MB,
+                    given: vec![h("cb_nodes", "1")],
+                    reported: vec![h("cb_nodes", "1")],
+                }],
+            }],
+            ..PartitionResult::default()
+        };
+        let v = serde_json::to_value(document(&info, &[part], &[])).unwrap();
+        assert_eq!(v["nounique"], true);
+        assert_eq!(v["machine_memory_bytes"], 128 * MB);
+        assert_eq!(v["machine_memory_percent"], 100.0);
+        assert_eq!(v["hints"]["cb_buffer_size"], "1048576");
+        let line = &v["hints_file"]["lines"][0];
+        assert_eq!(v["hints_file"]["path"], "hints");
+        assert_eq!(
+            (
+                &line["line"],
+                &line["proc_num"],
+                &line["access"],
+                &line["pat_type"]
+            ),
+            (
+                &serde_json::json!(2),
+                &serde_json::json!("2"),
+                &serde_json::json!("write"),
+                &serde_json::json!("seg_coll")
+            )
+        );
+        assert_eq!(
+            (&line["chunk_size"], &line["key"], &line["value"]),
+            (
+                &serde_json::json!("Lmax"),
+                &serde_json::json!("cb_nodes"),
+                &serde_json::json!("1")
+            )
+        );
+        let f = &v["partitions"][0]["hints"][0];
+        assert_eq!(f["access"], "write");
+        assert_eq!(f["type"], 4);
+        assert_eq!(f["pat_type"], "seg_coll");
+        assert_eq!(f["given"]["cb_buffer_size"], "1048576");
+        assert_eq!(f["reported"]["cb_nodes"], "1");
+        assert_eq!(f["patterns"][0]["number"], 35);
+        assert_eq!(f["patterns"][0]["chunk_bytes"], 2 * MB);
+        assert_eq!(f["patterns"][0]["reported"]["cb_nodes"], "1");
     }
 }

@@ -7,12 +7,13 @@ pub mod protocol;
 pub mod table;
 pub mod text;
 
+use crate::hints::Hints;
 use crate::results::PartitionResult;
 use crate::schedule::Access;
 use crate::validity::cache_ratio;
 
 /// What the header and the JSON say about the run besides the measurements.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, Default)]
 pub struct RunInfo {
     /// Program version.
     pub version: String,
@@ -40,6 +41,40 @@ pub struct RunInfo {
     pub drop_cache: bool,
     /// `--check-every-call` was given.
     pub check_every_call: bool,
+    /// `-MT`: the total memory of the machine in bytes.
+    pub machine_memory: Option<u64>,
+    /// `-nounique` was given (accepted; see [`crate::options::Options::nounique`]).
+    pub nounique: bool,
+    /// `-rewrite` was given (accepted; rewrite always runs).
+    pub rewrite: bool,
+    /// `-d` was given (accepted).
+    pub debug: bool,
+    /// `-e`: data errors named per pattern and rank, when given.
+    pub error_messages: Option<usize>,
+    /// `--hint`s and the `-i` hints file.
+    pub hints: Hints,
+}
+
+/// The share of the machine's memory (`-MT`) that the job's processes have, in percent:
+/// `N × memory per process / MT × 100`.
+pub fn machine_share_percent(info: &RunInfo) -> Option<f64> {
+    let total = info.machine_memory.filter(|&m| m > 0)?;
+    Some(info.processes as f64 * info.memory_per_process as f64 / total as f64 * 100.0)
+}
+
+/// The memory line of the header and the protocol (with `-MT` only): `the job's 2
+/// processes × 64 MB = 128 MB are 100.0 % of the machine's 128 MB (-MT)`.
+pub fn machine_share_line(info: &RunInfo) -> Option<String> {
+    let percent = machine_share_percent(info)?;
+    let mb = crate::units::MB;
+    let used = (info.processes as u64).saturating_mul(info.memory_per_process);
+    Some(format!(
+        "the job's {} processes × {} MB = {} MB are {percent:.1} % of the machine's {} MB (-MT)",
+        info.processes,
+        info.memory_per_process / mb,
+        used / mb,
+        info.machine_memory.unwrap_or(0) / mb
+    ))
 }
 
 /// Cache ratios of a partition in access order (write, rewrite, read).

@@ -163,6 +163,7 @@ mod tests {
                     access: [a.clone(), a.clone(), a],
                     wall_s: 1.0,
                     posix_baseline: None,
+                    hints: Vec::new(),
                 },
                 4 * MB,
                 [30.0; 3]

@@ -2,6 +2,7 @@
 
 use super::RunInfo;
 use crate::figures::{b_eff_io_2_1, b_eff_io_paper};
+use crate::hints::{shown, value_of, Hint};
 use crate::results::PartitionResult;
 use crate::schedule::Access;
 use crate::units::{format_size, MB};
@@ -24,6 +25,9 @@ pub fn header(info: &RunInfo) -> String {
         info.memory_per_process / MB,
         info.memory_per_process
     );
+    if let Some(line) = super::machine_share_line(info) {
+        let _ = writeln!(out, "machine memory    {line}");
+    }
     let _ = writeln!(out, "MPART             {}", format_size(info.mpart));
     let _ = writeln!(
         out,
@@ -33,15 +37,33 @@ pub fn header(info: &RunInfo) -> String {
     let parts: Vec<String> = info.partitions.iter().map(|p| p.to_string()).collect();
     let _ = writeln!(out, "partitions        {}", parts.join(","));
     let _ = writeln!(out, "path              {}", info.path);
-    let mut flags = Vec::new();
+    out.push_str(&hints_header(info));
+    let mut flags: Vec<String> = Vec::new();
     if info.noshared {
-        flags.push("--noshared");
+        flags.push("--noshared".into());
     }
     if info.drop_cache {
-        flags.push("--drop-cache (page cache dropped between write and read)");
+        flags.push("--drop-cache (page cache dropped between write and read)".into());
     }
     if info.check_every_call {
-        flags.push("--check-every-call");
+        flags.push("--check-every-call".into());
+    }
+    if info.rewrite {
+        flags.push("-rewrite (accepted: rewrite always runs)".into());
+    }
+    if info.nounique {
+        flags.push(
+            "-nounique (accepted: the files still get a fresh run directory, nothing is \
+             overwritten, and none is opened with MPI_MODE_UNIQUE_OPEN)"
+                .into(),
+        );
+    }
+    if info.debug {
+        flags
+            .push("-d (accepted: every pattern's figures are in the protocol and the JSON)".into());
+    }
+    if let Some(e) = info.error_messages {
+        flags.push(format!("-e {e} (data errors named per pattern and rank)"));
     }
     let _ = writeln!(
         out,
@@ -56,6 +78,87 @@ pub fn header(info: &RunInfo) -> String {
         out,
         "units             bandwidth MB/s = 10^6 B/s; sizes kB = 1024 B, MB = 1024^2 B"
     );
+    out
+}
+
+/// The header's hints lines: the `--hint`s and the hints file's lines.
+fn hints_header(info: &RunInfo) -> String {
+    let hints = &info.hints;
+    if hints.is_empty() && hints.file.is_none() {
+        return "MPI-IO hints      none (MPI_INFO_NULL)\n".to_string();
+    }
+    let mut lines = Vec::new();
+    for (k, v) in &hints.global {
+        lines.push(format!("--hint {k}={} (every open)", shown(v)));
+    }
+    if let Some(file) = &hints.file {
+        let n = file.lines.len();
+        lines.push(format!(
+            "hints file '{}': {n} hint line{}",
+            file.path,
+            if n == 1 { "" } else { "s" }
+        ));
+        for l in &file.lines {
+            lines.push(format!("  line {}: {l}", l.line));
+        }
+    }
+    let mut out = String::new();
+    for (i, l) in lines.iter().enumerate() {
+        let label = if i == 0 { "MPI-IO hints" } else { "" };
+        let _ = writeln!(out, "{label:<18}{l}");
+    }
+    out
+}
+
+/// `key=given → reported` for each hint given, `-` for a key the library does not report.
+fn given_and_reported(given: &[Hint], reported: &[Hint]) -> String {
+    if given.is_empty() {
+        return "none".to_string();
+    }
+    given
+        .iter()
+        .map(|(k, v)| {
+            let back = value_of(reported, k).map_or("-".to_string(), shown);
+            format!("{k}={} → {back}", shown(v))
+        })
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
+/// The MPI-IO hints of a partition's files (none given: empty): per access method and
+/// pattern type, what was given at open and as the library reported it after, then the
+/// patterns that got hints of their own.
+pub fn hints_block(p: &PartitionResult) -> String {
+    if p.hints.is_empty() {
+        return String::new();
+    }
+    let mut out = format!(
+        "MPI-IO hints of partition n = {} (given → as rank 0's library reports them after \
+         open or MPI_File_set_info; - not reported; all reported keys in the JSON):\n",
+        p.processes
+    );
+    for f in &p.hints {
+        let what = format!(
+            "{:<7} type {} {:<9}",
+            f.access.name(),
+            f.ptype.index(),
+            f.ptype.name()
+        );
+        let _ = writeln!(
+            out,
+            "  {what} open: {}",
+            given_and_reported(&f.given, &f.reported)
+        );
+        for ph in &f.patterns {
+            let _ = writeln!(
+                out,
+                "  {what} pattern {} ({}): {}",
+                ph.number,
+                format_size(ph.chunk),
+                given_and_reported(&ph.given, &ph.reported)
+            );
+        }
+    }
     out
 }
 
@@ -133,6 +236,7 @@ mod tests {
             noshared: false,
             drop_cache: true,
             check_every_call: false,
+            ..RunInfo::default()
         }
     }
 
@@ -152,6 +256,81 @@ mod tests {
         ] {
             assert!(h.contains(needle), "missing {needle} in\n{h}");
         }
+        assert!(h.contains("MPI-IO hints      none (MPI_INFO_NULL)"), "{h}");
+        assert!(!h.contains("machine memory"), "{h}");
+    }
+
+    #[test]
+    fn header_says_the_machine_share_the_hints_and_the_2_1_flags() {
+        use crate::hints::{parse_hints_file, Hints};
+        let mut i = info();
+        // 4 processes × 512 MB of 8192 MB.
+        i.machine_memory = Some(8192 * MB);
+        i.rewrite = true;
+        i.nounique = true;
+        i.debug = true;
+        i.error_messages = Some(5);
+        i.hints = Hints {
+            global: vec![("cb_buffer_size".into(), "1048576".into())],
+            file: Some(
+                parse_hints_file(
+                    "hints",
+                    "# c\nall write scatter on_open romio_cb_write enable\n",
+                )
+                .unwrap(),
+            ),
+        };
+        let h = header(&i);
+        for needle in [
+            "machine memory    the job's 4 processes × 512 MB = 2048 MB are 25.0 % of the \
+             machine's 8192 MB (-MT)",
+            "MPI-IO hints      --hint cb_buffer_size=1048576 (every open)",
+            "                  hints file 'hints': 1 hint line\n",
+            "                    line 2: all write scatter on_open romio_cb_write enable\n",
+            "-rewrite (accepted: rewrite always runs)",
+            "-nounique (accepted: the files still get a fresh run directory",
+            "-d (accepted",
+            "-e 5 (data errors named per pattern and rank)",
+        ] {
+            assert!(h.contains(needle), "missing {needle} in\n{h}");
+        }
+    }
+
+    #[test]
+    fn hints_block_shows_given_and_reported() {
+        use crate::hints::{FileHints, PatternHints};
+        use crate::patterns::PatternType;
+        use crate::schedule::Access;
+        let h = |k: &str, v: &str| (k.to_string(), v.to_string());
+        let p = PartitionResult {
+            processes: 2,
+            hints: vec![FileHints {
+                access: Access::Write,
+                ptype: PatternType::Separate,
+                given: vec![h("cb_buffer_size", "1048576"), h("x_unknown", "1")],
+                reported: vec![h("cb_buffer_size", "1048576"), h("cb_nodes", "1")],
+                patterns: vec![PatternHints {
+                    number: 21,
+                    chunk: 1024,
+                    given: vec![h("romio_ds_write", "disable")],
+                    reported: vec![h("romio_ds_write", "disable")],
+                }],
+            }],
+            ..PartitionResult::default()
+        };
+        let b = hints_block(&p);
+        assert!(b.starts_with("MPI-IO hints of partition n = 2 "), "{b}");
+        assert!(
+            b.contains("  write   type 2 separate  open: cb_buffer_size=1048576 → 1048576, x_unknown=1 → -\n"),
+            "{b}"
+        );
+        assert!(
+            b.contains(
+                "  write   type 2 separate  pattern 21 (1 kB): romio_ds_write=disable → disable\n"
+            ),
+            "{b}"
+        );
+        assert_eq!(hints_block(&PartitionResult::default()), "");
     }
 
     #[test]
@@ -163,6 +342,7 @@ mod tests {
             access: std::array::from_fn(|_| AccessResult::default()),
             wall_s: 600.0,
             posix_baseline: None,
+            hints: Vec::new(),
         };
         let line = final_line(&info(), &p, 12.5, "VALID");
         assert_eq!(

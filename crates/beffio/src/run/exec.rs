@@ -3,7 +3,8 @@
 use super::agree::{agree, max_all, sum_all};
 use super::progress::Progress;
 use crate::batch::BatchPlanner;
-use crate::markers::{check, stamp, ChunkId, DataError};
+use crate::hints::{before_pattern, FileHints, Hint, Hints, PatternHints};
+use crate::markers::{check_with_limit, stamp, ChunkId, DataError};
 use crate::patterns::{Pattern, PatternType, Role};
 use crate::results::{PatternResult, PosixBaseline, TypeTotal};
 use crate::schedule::{pattern_time, Access};
@@ -45,6 +46,12 @@ pub struct Partition<'a> {
     pub sync_seen: (f64, u64),
     /// Progress reporter (rank 0 prints).
     pub progress: Progress,
+    /// The MPI-IO hints to give (`--hint`, `-i`).
+    pub hints: &'a Hints,
+    /// What was given and reported of the hints, per file in run order (when any given).
+    pub hint_log: Vec<FileHints>,
+    /// `-e`: data errors named per pattern and rank.
+    pub error_limit: usize,
 }
 
 struct Open {
@@ -57,6 +64,10 @@ struct Open {
     segment: u64,
     /// Bytes this rank has written through this handle.
     written: u64,
+    /// The hints given at open and as the library reported them after.
+    hints: Option<FileHints>,
+    /// Keys that a pattern's own hints changed from their values at open.
+    changed: Vec<String>,
 }
 
 /// The bytes each rank allocates for its buffers: the write and the read buffer of MPART
@@ -177,10 +188,11 @@ impl Partition<'_> {
             Access::Read => AccessMode::READ_ONLY,
         };
         let path = self.file_path(ptype);
+        let given: Vec<Hint> = self.hints.at_open(self.n() as usize, access, ptype);
         let opened = if ptype == PatternType::Separate {
-            File::open(&SimpleCommunicator::self_comm(), &path, mode)
+            File::open_with_info(&SimpleCommunicator::self_comm(), &path, mode, &given)
         } else {
-            File::open(self.comm, &path, mode)
+            File::open_with_info(self.comm, &path, mode, &given)
         };
         let failure = opened.as_ref().err().map(|e| self.io_message(e.clone()));
         if let Err(e) = agree(self.comm, failure) {
@@ -198,12 +210,22 @@ impl Partition<'_> {
             Ok(f) => f,
             Err(e) => return Err(self.io_message(e)),
         };
+        // Rank 0's report is the one shown (its type 2 file stands for the others').
+        let hints = (!self.hints.is_empty()).then(|| FileHints {
+            access,
+            ptype,
+            reported: file.info(),
+            given,
+            patterns: Vec::new(),
+        });
         let mut open = Open {
             file,
             path,
             base: 0,
             segment,
             written: 0,
+            hints,
+            changed: Vec::new(),
         };
         if matches!(
             ptype,
@@ -218,17 +240,50 @@ impl Partition<'_> {
         Ok(open)
     }
 
+    /// Before pattern `p`: the hints file's hints for its chunk size, and the values at
+    /// open of keys an earlier pattern changed, with `MPI_File_set_info` (collective, the
+    /// same on every rank); recorded with what the library reports after.
+    fn pattern_hints(&self, open: &mut Open, p: &Pattern, access: Access) -> Result<(), String> {
+        if !self.hints.per_pattern() {
+            return Ok(());
+        }
+        let Some(log) = open.hints.as_mut() else {
+            return Ok(());
+        };
+        let want = self
+            .hints
+            .for_pattern(self.n() as usize, access, p, self.table[1].chunk);
+        let (set, changed) = before_pattern(&want, &open.changed, &log.given, &log.reported);
+        open.changed = changed;
+        if set.is_empty() {
+            return Ok(());
+        }
+        let done = open.file.set_info(&set);
+        agree(
+            self.comm,
+            done.err()
+                .map(|e| format!("{}: {}", context(access, p), self.io_message(e))),
+        )?;
+        log.patterns.push(PatternHints {
+            number: p.number,
+            chunk: p.chunk,
+            given: set,
+            reported: open.file.info(),
+        });
+        Ok(())
+    }
+
     /// After a write pattern's sync: whether the file holds what was written into it. A
     /// file system that refuses bytes while the library reports success (Open MPI 4.1's
     /// collective writes on a full disk) leaves a file shorter than that.
-    fn short_file(&self, p: &Pattern, access: Access, open: &Open) -> Option<String> {
-        let expected = expected_end(p.ptype, self.n(), open.segment, open.written);
+    fn short_file(&self, p: &Pattern, access: Access, open: &Open, written: u64) -> Option<String> {
+        let expected = expected_end(p.ptype, self.n(), open.segment, written);
         let name = self.shown(&open.path);
         match open.file.size() {
             Err(e) => Some(format!("{}: {}", context(access, p), self.io_message(e))),
             Ok(size) if (size.max(0) as u64) < expected => Some(format!(
-                "{}: '{}' holds {size} bytes after MPI_File_sync, but {expected} bytes were \
-                 written into it: the file system did not take them all (is the disk full?)",
+                "{}: '{}' holds {size} bytes, but {expected} bytes were written into it: the \
+                 file system did not take them all (is the disk full?)",
                 context(access, p),
                 name.display()
             )),
@@ -274,6 +329,7 @@ impl Partition<'_> {
                 (Access::Write, _, _) => None,
                 _ => Some(counts[p.number]),
             };
+            self.pattern_hints(&mut open, &p, access)?;
             let r = self.run_pattern(&mut open, p, access, fixed)?;
             counts[p.number] = r.repeats;
             let largest = p.chunk == self.table[1].chunk && p.role == Role::Measured;
@@ -289,6 +345,9 @@ impl Partition<'_> {
         }
         let closed = open.file.close();
         agree(self.comm, closed.err().map(|e| self.io_message(e)))?;
+        if let Some(log) = open.hints {
+            self.hint_log.push(log);
+        }
         self.comm.barrier();
         let [time_s] = max_all(self.comm, [mpi::time() - t0]);
         let bytes = results.iter().map(|r| r.bytes).sum();
@@ -420,7 +479,13 @@ impl Partition<'_> {
                             _ => f.read_all(buf),
                         };
                         if r.is_ok() {
-                            data_errors += check(buf, chunk_words, id, &mut details);
+                            data_errors += check_with_limit(
+                                buf,
+                                chunk_words,
+                                id,
+                                &mut details,
+                                self.error_limit,
+                            );
                         }
                         r
                     }
@@ -460,6 +525,18 @@ impl Partition<'_> {
         // Every rank learns of a failure on any rank before the sync, a collective call
         // that a failing rank would otherwise skip while the others wait in it.
         agree(self.comm, first_error.or_else(|| self.interrupted()))?;
+        // On a full disk some ranks' MPI_File_sync can fail before the barrier inside it
+        // while the others wait in that barrier (Open MPI 5's ompio does), and no agreement
+        // of ours can reach them there. So when the file system has no block left, the
+        // ranks first check together that the file holds what was written, and stop
+        // before the sync when it does not.
+        if access != Access::Read {
+            let [full] = max_all(self.comm, [f64::from(u8::from(no_free_block(&self.dir)))]);
+            if full > 0.0 {
+                let written = open.written + done * p.memory;
+                agree(self.comm, self.short_file(&p, access, open, written))?;
+            }
+        }
         let mut sync_s = 0.0;
         let mut synced = Ok(());
         if access != Access::Read {
@@ -477,7 +554,7 @@ impl Partition<'_> {
         )?;
         if access != Access::Read {
             open.written += done * p.memory;
-            agree(self.comm, self.short_file(&p, access, open))?;
+            agree(self.comm, self.short_file(&p, access, open, open.written))?;
         }
         if let Some(q) = quiet {
             q.finish();

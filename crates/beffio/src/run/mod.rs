@@ -9,6 +9,7 @@ pub mod quiet;
 pub mod rundir;
 
 use crate::figures::b_eff_io_2_1;
+use crate::hints::{parse_hints_file, Hints};
 use crate::options::{MemorySetting, Options};
 use crate::outputs::Outputs;
 use crate::patterns::{mpart, pattern_table, PatternType, PATTERN_COUNT};
@@ -70,13 +71,17 @@ pub fn run(
         }
         return 2;
     }
+    let hints = match load_hints(world, &opts) {
+        Ok(h) => h,
+        Err(code) => return code,
+    };
     let signal = Arc::new(AtomicUsize::new(0));
     let dir_slot: Arc<Mutex<Option<PathBuf>>> = Arc::new(Mutex::new(None));
     // Every rank removes the run directory on a signal: the launcher may kill the
     // ranks soon after, and whichever rank runs last leaves nothing behind.
     install_signals(&signal, &dir_slot, !opts.keep);
 
-    match run_checked(world, &opts, &parts, &signal, &dir_slot) {
+    match run_checked(world, &opts, &parts, &hints, &signal, &dir_slot) {
         Ok(code) => code,
         Err(msg) => {
             if rank == 0 && !msg.is_empty() {
@@ -144,18 +149,66 @@ fn install_signals(signal: &Arc<AtomicUsize>, dir: &Arc<Mutex<Option<PathBuf>>>,
 /// any length (the length goes first).
 fn broadcast_path(world: &SimpleCommunicator, path: &Path) -> PathBuf {
     use std::os::unix::ffi::{OsStrExt, OsStringExt};
+    let bytes = broadcast_bytes(world, path.as_os_str().as_bytes());
+    PathBuf::from(std::ffi::OsString::from_vec(bytes))
+}
+
+/// Rank 0's `mine`, on every rank (the length goes first; other ranks' `mine` is unused).
+fn broadcast_bytes(world: &SimpleCommunicator, mine: &[u8]) -> Vec<u8> {
     let root = world.process_at_rank(0);
-    let mine = path.as_os_str().as_bytes();
     let mut len = mine.len() as u64;
     root.broadcast_into(&mut len);
     let mut buf = vec![0u8; usize::try_from(len).unwrap_or(0)];
-    if world.rank() == 0 {
+    if world.rank() == 0 && buf.len() == mine.len() {
         buf.copy_from_slice(mine);
     }
     if !buf.is_empty() {
         root.broadcast_into(&mut buf[..]);
     }
-    PathBuf::from(std::ffi::OsString::from_vec(buf))
+    buf
+}
+
+/// The text of the hints file `path` (`shown` names it), checked: a file that cannot be
+/// read, is not UTF-8 or has a bad line is an error naming it (and the line and field).
+fn read_hints_file(path: &Path, shown: &str) -> Result<String, String> {
+    let bytes = std::fs::read(path).map_err(|e| {
+        format!(
+            "cannot read the hints file (-i) '{shown}': {}",
+            rundir::cause(&e)
+        )
+    })?;
+    let text = String::from_utf8(bytes).map_err(|e| {
+        let good = &e.as_bytes()[..e.utf8_error().valid_up_to()];
+        let line = good.iter().filter(|&&b| b == b'\n').count() + 1;
+        format!("hints file '{shown}', line {line}: not UTF-8 text")
+    })?;
+    parse_hints_file(shown, &text)?;
+    Ok(text)
+}
+
+/// The hints of the run, the same on every rank: `--hint`s and the `-i` hints file, which
+/// rank 0 reads and checks and sends to the others. A file that cannot be read or has a
+/// bad line stops every rank with exit code 2 (bad input) and one message, before
+/// anything is created.
+fn load_hints(world: &SimpleCommunicator, opts: &Options) -> Result<Hints, i32> {
+    let global = opts.hints.clone();
+    let Some(path) = &opts.hints_file else {
+        return Ok(Hints { global, file: None });
+    };
+    let shown = path.display().to_string();
+    let local = match world.rank() {
+        0 => read_hints_file(path, &shown)
+            .map_err(|m| xmpi::Failure::new(2, format!("b_eff_io: error: {m}"))),
+        _ => Ok(String::new()),
+    };
+    let text = xmpi::agree(world, local).map_err(|agreed| agreed.code)?;
+    let text = String::from_utf8(broadcast_bytes(world, text.as_bytes())).map_err(|_| 2)?;
+    // Rank 0 has checked this text; the others parse the same bytes alike.
+    let file = parse_hints_file(&shown, &text).map_err(|_| 2)?;
+    Ok(Hints {
+        global,
+        file: Some(file),
+    })
 }
 
 fn memory_per_process(world: &SimpleCommunicator, setting: MemorySetting) -> (u64, u64) {
@@ -168,7 +221,6 @@ fn memory_per_process(world: &SimpleCommunicator, setting: MemorySetting) -> (u6
     let cache_bound = sum_all(world, if leader { mem_total } else { 0 });
     let per = match setting {
         MemorySetting::PerProcess(b) => b,
-        MemorySetting::Total(b) => b / world.size() as u64,
         MemorySetting::Detect => mem_total / local.size() as u64,
     };
     // Every rank uses rank 0's value so all ranks plan the same MPART.
@@ -181,6 +233,7 @@ fn run_checked(
     world: &SimpleCommunicator,
     opts: &Options,
     parts: &[usize],
+    hints: &Hints,
     signal: &Arc<AtomicUsize>,
     dir_slot: &Arc<Mutex<Option<PathBuf>>>,
 ) -> Result<i32, String> {
@@ -206,6 +259,12 @@ fn run_checked(
         noshared: opts.noshared,
         drop_cache: opts.drop_cache,
         check_every_call: opts.check_every_call,
+        machine_memory: opts.machine_memory(),
+        nounique: opts.nounique,
+        rewrite: opts.rewrite,
+        debug: opts.debug,
+        error_messages: opts.error_messages,
+        hints: hints.clone(),
     };
 
     // The output files, reserved by rank 0 before anything runs, agreed by all; they are
@@ -369,6 +428,9 @@ fn run_partitions(
                         rbuf: crate::markers::read_buffer((mpart / 8) as usize),
                         sync_seen: (0.0, 0),
                         progress: progress.clone(),
+                        hints: &info.hints,
+                        hint_log: Vec::new(),
+                        error_limit: opts.error_limit(),
                     };
                     run_partition(&mut part, opts.drop_cache, opts.test_corrupt_file)
                 })
@@ -439,6 +501,7 @@ fn run_partition(
         segment_bytes: plan.map_or(0, |p| p.segment),
         access,
         wall_s,
+        hints: std::mem::take(&mut part.hint_log),
     })
 }
 
@@ -497,6 +560,7 @@ fn report_all(
         summary.push_str(&format!("\npartition n = {}\n", p.processes));
         summary.push_str(&report::table::partition_table(p, info.mpart, ratios));
         summary.push_str(&report::text::partition_figures(p));
+        summary.push_str(&report::text::hints_block(p));
     }
     let best = crate::figures::system_best(results).map(|(i, _)| &results[i]);
     if let Some(best) = best {
@@ -520,9 +584,11 @@ fn report_all(
                 String::new()
             }
         };
-        let mut prot = String::from(report::protocol::HEADER);
+        let mut prot = report::protocol::preamble(info);
+        prot.push_str(report::protocol::HEADER);
         prot.push('\n');
         for p in results {
+            prot.push_str(&report::protocol::hint_lines(p));
             prot.push_str(&report::protocol::protocol_lines(p));
         }
         let texts = crate::outputs::Texts {
