@@ -62,6 +62,8 @@ $(addprefix test-,$(filter-out openmpi4,$(MPIS))): test-%: deps
 bench: build build-mpich4
 	@scripts/bench-sqmr.sh
 	@scripts/bench-sqmr-instructions.sh
+	@scripts/bench-sqmr-validate.sh
+	@scripts/bench-sqmr-precision.sh
 	@PAIRS=5 T=120 scripts/bench-beffio.sh
 
 ## Binaries, man pages and shell completions under $(PREFIX) (DESTDIR=... for a staged install).

@@ -3,6 +3,12 @@
 //!
 //! Rows are matched by message size, or by partition size, access method and pattern
 //! number; a row only one result has shows `-` (JSON `null`) for the other and the ratio.
+//!
+//! sqmr results whose sizes were repeated (`--repeat`, `--precision`) carry a 95 %
+//! confidence interval of each size's median; where both have one, the row says whether
+//! the two differ beyond them (the intervals do not overlap) — the ratio B/A is then that
+//! of the medians. Overlapping intervals do not prove the runs equal; they only show no
+//! difference the samples can vouch for.
 
 use serde::Serialize;
 
@@ -24,6 +30,19 @@ pub struct Comparison {
     pub headline: Vec<Row>,
     /// The figures row by row.
     pub rows: Vec<Row>,
+    /// sqmr with intervals: how many sizes both results have intervals for, and how many
+    /// of those differ beyond them.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub intervals: Option<IntervalSummary>,
+}
+
+/// How many sizes differ beyond their intervals.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+pub struct IntervalSummary {
+    /// Sizes at which both results have a 95 % interval of the median.
+    pub compared: usize,
+    /// Of those, the sizes whose intervals do not overlap.
+    pub differ: usize,
 }
 
 /// One compared figure.
@@ -49,8 +68,18 @@ pub struct Row {
     pub a: Option<f64>,
     /// B's value.
     pub b: Option<f64>,
-    /// B / A.
+    /// B / A (of the medians, for repeated sqmr sizes).
     pub ratio: Option<f64>,
+    /// A's 95 % confidence interval of the median, `[low, high]` (sqmr, repeated sizes).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub a_ci95: Option<[f64; 2]>,
+    /// B's 95 % confidence interval of the median.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub b_ci95: Option<[f64; 2]>,
+    /// Whether A and B differ beyond their intervals (they do not overlap); present when
+    /// both have one.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub differ: Option<bool>,
 }
 
 impl Row {
@@ -69,8 +98,27 @@ impl Row {
             a,
             b,
             ratio,
+            a_ci95: None,
+            b_ci95: None,
+            differ: None,
         }
     }
+
+    /// Sets the intervals of A and B, and whether they are apart.
+    fn with_intervals(mut self, a: Option<[f64; 2]>, b: Option<[f64; 2]>) -> Row {
+        self.a_ci95 = a;
+        self.b_ci95 = b;
+        self.differ = match (a, b) {
+            (Some(x), Some(y)) => Some(apart(x, y)),
+            _ => None,
+        };
+        self
+    }
+}
+
+/// Whether two intervals `[low, high]` do not overlap.
+pub fn apart(x: [f64; 2], y: [f64; 2]) -> bool {
+    x[1] < y[0] || y[1] < x[0]
 }
 
 /// Compares `a` with `b` (of one kind).
@@ -81,12 +129,23 @@ pub fn compare(a: &Run, b: &Run) -> Result<Comparison> {
         (Document::BEffIo(x), Document::BEffIo(y)) => beffio_rows(x, y),
         _ => return Err(Error::Usage("results of different kinds".into())),
     };
+    // One verdict per size: the rate rows (a bandwidth row repeats its size's verdict).
+    let verdicts: Vec<bool> = rows
+        .iter()
+        .filter(|r| r.unit == "msgs/s")
+        .filter_map(|r| r.differ)
+        .collect();
+    let intervals = (!verdicts.is_empty()).then(|| IntervalSummary {
+        compared: verdicts.len(),
+        differ: verdicts.iter().filter(|&&d| d).count(),
+    });
     Ok(Comparison {
         benchmark: kind.name(),
         a: a.label.clone(),
         b: b.label.clone(),
         headline,
         rows,
+        intervals,
     })
 }
 
@@ -109,23 +168,22 @@ fn sqmr_rows(a: &sqmr::Document, b: &sqmr::Document) -> (Vec<Row>, Vec<Row>) {
     let mut sizes: Vec<u64> = a.sizes.iter().chain(&b.sizes).map(|s| s.msgsize).collect();
     sizes.sort_unstable();
     sizes.dedup();
-    let find = |d: &sqmr::Document, size| {
-        d.sizes
-            .iter()
-            .find(|s| s.msgsize == size)
-            .map(|s| s.rates.average)
-    };
+    let find = |d: &sqmr::Document, size| d.sizes.iter().find(|s| s.msgsize == size).copied();
     let mut rows = Vec::new();
     for size in sizes {
         let (x, y) = (find(a, size), find(b, size));
         for (unit, pick) in [
             (
                 "msgs/s",
-                (|r: sqmr::Rate| r.msgs_per_s) as fn(sqmr::Rate) -> f64,
+                (|r: &sqmr::Rate| r.msgs_per_s) as fn(&sqmr::Rate) -> f64,
             ),
-            ("MiB/s", |r: sqmr::Rate| r.mib_per_s),
+            ("MiB/s", |r: &sqmr::Rate| r.mib_per_s),
         ] {
-            let mut row = Row::new(format!("{size} B"), unit, x.map(pick), y.map(pick));
+            let value = |s: Option<sqmr::Size>| s.map(|s| pick(&s.rates.average));
+            let interval =
+                |s: Option<sqmr::Size>| s.and_then(|s| s.interval(pick)).map(|(lo, hi)| [lo, hi]);
+            let mut row = Row::new(format!("{size} B"), unit, value(x), value(y))
+                .with_intervals(interval(x), interval(y));
             row.msgsize = Some(size);
             rows.push(row);
         }
@@ -217,8 +275,18 @@ fn cell(v: Option<f64>) -> String {
     }
 }
 
+/// An interval for the table: `low..high`, `-` for none.
+fn interval_cell(v: Option<[f64; 2]>) -> String {
+    match v {
+        None => "-".into(),
+        Some([lo, hi]) => format!("{}..{}", cell(Some(lo)), cell(Some(hi))),
+    }
+}
+
 /// The comparison as a text table: a header naming A and B, the headline figures, then
-/// one line per row.
+/// one line per row. When sizes carry intervals, three more columns give A's and B's
+/// 95 % interval of the median and the verdict (`differ`: they do not overlap,
+/// `overlap`, or `-`), and a last line counts the sizes that differ.
 pub fn text(c: &Comparison) -> String {
     let mut out = format!("# {} comparison\n# A: {}\n# B: {}\n", c.benchmark, c.a, c.b);
     let width = c
@@ -229,32 +297,61 @@ pub fn text(c: &Comparison) -> String {
         .max()
         .unwrap_or(4)
         .max(4);
-    let line = |r: &Row| {
+    let with_intervals = c
+        .rows
+        .iter()
+        .any(|r| r.a_ci95.is_some() || r.b_ci95.is_some());
+    let ci_width = c
+        .rows
+        .iter()
+        .flat_map(|r| [interval_cell(r.a_ci95), interval_cell(r.b_ci95)])
+        .map(|t| t.len())
+        .max()
+        .unwrap_or(0)
+        .max("B 95% CI".len());
+    let columns = |name: &str, unit: &str, a: &str, b: &str, ratio: &str| {
+        format!("{name:<width$}  {unit:<6}  {a:>14}  {b:>14}  {ratio:>7}")
+    };
+    let intervals =
+        |a: &str, b: &str, verdict: &str| format!("  {a:>ci_width$}  {b:>ci_width$}  {verdict}");
+    let line = |r: &Row, intervals_too: bool| {
         let ratio = r
             .ratio
             .map(|x| format!("{x:.3}"))
             .unwrap_or_else(|| "-".into());
-        format!(
-            "{:<width$}  {:<6}  {:>14}  {:>14}  {:>7}\n",
-            r.name,
-            r.unit,
-            cell(r.a),
-            cell(r.b),
-            ratio
-        )
+        let mut text = columns(&r.name, r.unit, &cell(r.a), &cell(r.b), &ratio);
+        if intervals_too {
+            let verdict = match r.differ {
+                Some(true) => "differ",
+                Some(false) => "overlap",
+                None => "-",
+            };
+            text += &intervals(&interval_cell(r.a_ci95), &interval_cell(r.b_ci95), verdict);
+        }
+        text + "\n"
     };
-    let head = format!(
-        "{:<width$}  {:<6}  {:>14}  {:>14}  {:>7}\n",
-        "what", "unit", "A", "B", "B/A"
-    );
+    let head = columns("what", "unit", "A", "B", "B/A") + "\n";
     out += &head;
     for r in &c.headline {
-        out += &line(r);
+        out += &line(r, false);
     }
     out += "\n";
-    out += &head;
+    if with_intervals {
+        out += &(columns("what", "unit", "A", "B", "B/A")
+            + &intervals("A 95% CI", "B 95% CI", "CIs")
+            + "\n");
+    } else {
+        out += &head;
+    }
     for r in &c.rows {
-        out += &line(r);
+        out += &line(r, with_intervals);
+    }
+    if let Some(s) = c.intervals {
+        out += &format!(
+            "# {} of {} sizes with intervals in both differ beyond them (95 % intervals of \
+             the median do not overlap; B/A is then the ratio of the medians)\n",
+            s.differ, s.compared
+        );
     }
     out
 }

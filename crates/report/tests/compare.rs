@@ -118,3 +118,161 @@ fn different_benchmarks_do_not_compare() {
         "{e}"
     );
 }
+
+fn sqmr(r: &report::Run) -> &report::sqmr::Document {
+    match &r.document {
+        report::load::Document::Sqmr(d) => d,
+        _ => panic!("not sqmr"),
+    }
+}
+
+#[test]
+fn sqmr_intervals_say_which_sizes_differ_beyond_them() {
+    let (a, b) = (run("sqmr-r7-a.json"), run("sqmr-p5-b.json"));
+    let c = compare(&a, &b).unwrap();
+    let (x, y) = (sqmr(&a), sqmr(&b));
+    for r in c.rows.iter().filter(|r| r.unit == "msgs/s") {
+        let size = r.msgsize.unwrap();
+        let at = |d: &report::sqmr::Document| {
+            d.sizes
+                .iter()
+                .find(|s| s.msgsize == size)
+                .unwrap()
+                .statistics
+                .unwrap()
+        };
+        let (sa, sb) = (at(x), at(y));
+        // The row's values are the medians, and the ratio theirs.
+        assert_eq!((r.a, r.b), (Some(sa.median), Some(sb.median)));
+        assert_eq!(r.ratio, Some(sb.median / sa.median));
+        let ia = [sa.ci95.low.unwrap(), sa.ci95.high.unwrap()];
+        let ib = [sb.ci95.low.unwrap(), sb.ci95.high.unwrap()];
+        assert_eq!((r.a_ci95, r.b_ci95), (Some(ia), Some(ib)));
+        assert_eq!(r.differ, Some(ia[1] < ib[0] || ib[1] < ia[0]), "{r:?}");
+    }
+    let summary = c.intervals.unwrap();
+    assert_eq!(summary.compared, 14);
+    let differ = c
+        .rows
+        .iter()
+        .filter(|r| r.unit == "msgs/s" && r.differ == Some(true))
+        .count();
+    assert_eq!(summary.differ, differ);
+}
+
+#[test]
+fn sqmr_a_size_moved_beyond_its_interval_differs_and_the_others_overlap() {
+    let a = run("sqmr-r7-a.json");
+    let mut b = a.clone();
+    b.label = "faster".into();
+    if let report::load::Document::Sqmr(d) = &mut b.document {
+        let s = d.sizes.iter_mut().find(|s| s.msgsize == 1024).unwrap();
+        for r in [&mut s.rates.average, &mut s.rates.max, &mut s.rates.min] {
+            r.msgs_per_s *= 2.0;
+            r.mib_per_s *= 2.0;
+        }
+        let st = s.statistics.as_mut().unwrap();
+        st.min *= 2.0;
+        st.median *= 2.0;
+        st.max *= 2.0;
+        st.ci95.low = st.ci95.low.map(|v| v * 2.0);
+        st.ci95.high = st.ci95.high.map(|v| v * 2.0);
+    }
+    let c = compare(&a, &b).unwrap();
+    for r in &c.rows {
+        let moved = r.msgsize == Some(1024);
+        // Bandwidth too: its interval is the rate's times the size.
+        assert_eq!(r.differ, Some(moved), "{r:?}");
+        if moved {
+            assert!((r.ratio.unwrap() - 2.0).abs() < 1e-12);
+        } else if r.a != Some(0.0) {
+            assert_eq!(r.ratio, Some(1.0));
+        }
+    }
+    assert_eq!(
+        c.intervals,
+        Some(report::compare::IntervalSummary {
+            compared: 14,
+            differ: 1
+        })
+    );
+
+    let table = text(&c);
+    let lines: Vec<&str> = table.lines().collect();
+    let head = lines.iter().rfind(|l| l.starts_with("what ")).unwrap();
+    assert!(
+        head.contains("  A 95% CI  ") && head.ends_with("  B 95% CI  CIs"),
+        "{head}"
+    );
+    let line = |size: &str| {
+        *lines
+            .iter()
+            .find(|l| l.starts_with(&format!("{size} B ")) && l.contains("msgs/s"))
+            .unwrap()
+    };
+    assert!(line("1024").ends_with("  differ"), "{}", line("1024"));
+    assert!(line("512").ends_with("  overlap"), "{}", line("512"));
+    // The interval cells: low..high of A, then of B (twice A's here).
+    let (lo, hi) = r_ci(&c, 1024);
+    assert!(
+        line("1024").contains(&format!("{lo:.0}..{hi:.0}")),
+        "{}",
+        line("1024")
+    );
+    assert_eq!(
+        *lines.last().unwrap(),
+        "# 1 of 14 sizes with intervals in both differ beyond them (95 % intervals of the \
+         median do not overlap; B/A is then the ratio of the medians)"
+    );
+
+    let v: serde_json::Value = serde_json::from_str(&json(&c)).unwrap();
+    assert_eq!(v["intervals"]["compared"], 14);
+    assert_eq!(v["intervals"]["differ"], 1);
+    let row = v["rows"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|r| r["msgsize"] == 1024 && r["unit"] == "msgs/s")
+        .unwrap();
+    assert_eq!(row["differ"], true);
+    assert_eq!(row["a_ci95"].as_array().unwrap().len(), 2);
+    assert!((row["ratio"].as_f64().unwrap() - 2.0).abs() < 1e-12);
+}
+
+fn r_ci(c: &report::compare::Comparison, size: u64) -> (f64, f64) {
+    let r = c
+        .rows
+        .iter()
+        .find(|r| r.msgsize == Some(size) && r.unit == "msgs/s")
+        .unwrap();
+    let [lo, hi] = r.a_ci95.unwrap();
+    (lo, hi)
+}
+
+#[test]
+fn sqmr_without_intervals_on_one_side_gives_no_verdict() {
+    let c = compare(&run("sqmr-r7-a.json"), &run("sqmr-a.json")).unwrap();
+    assert!(c
+        .rows
+        .iter()
+        .all(|r| r.differ.is_none() && r.b_ci95.is_none()));
+    assert!(c
+        .rows
+        .iter()
+        .filter(|r| r.msgsize != Some(0))
+        .all(|r| r.a_ci95.is_some()));
+    assert_eq!(c.intervals, None);
+    let table = text(&c);
+    assert!(
+        table
+            .lines()
+            .any(|l| l.starts_with("1024 B ") && l.ends_with("  -")),
+        "{table}"
+    );
+    // Neither side with intervals: the table and JSON of before.
+    let c = compare(&run("sqmr-a.json"), &run("sqmr-b.json")).unwrap();
+    assert!(!text(&c).contains("CI"));
+    let v: serde_json::Value = serde_json::from_str(&json(&c)).unwrap();
+    assert!(v.get("intervals").is_none());
+    assert!(v["rows"][2].get("a_ci95").is_none() && v["rows"][2].get("differ").is_none());
+}

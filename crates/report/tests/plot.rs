@@ -216,3 +216,55 @@ fn several_beffio_results_get_their_labels_in_the_titles() {
     );
     assert!(text.starts_with("<svg width=\"1500\" height=\"1720\""));
 }
+
+#[test]
+fn sqmr_intervals_are_error_bars_around_the_medians() {
+    let (a, b) = (run("sqmr-r7-a.json"), run("sqmr-p5-b.json"));
+    let text = svg(&[a.clone(), b]);
+    let doc = roxmltree::Document::parse(&text).unwrap();
+    let t = texts(&doc);
+    assert_eq!(count(&t, splot::NOTE_INTERVALS), 1, "{t:?}");
+    assert_eq!(count(&t, splot::NOTE), 0);
+    let width = splot::BAR_WIDTH.to_string();
+    for series in 0..2 {
+        // Sizes 1 B .. 4 KiB, in both panels: 13 bars each, drawn after the line.
+        let bars = polylines(&doc, &hex(series), &width);
+        assert_eq!(bars.len(), 26, "series {series}");
+        let lines = polylines(&doc, &hex(series), "2");
+        for (panel, line) in lines.iter().enumerate() {
+            for (i, p) in line.iter().enumerate() {
+                let bar = &bars[13 * panel + i];
+                assert_eq!(bar.len(), 6);
+                // Centred on the point; the low cap below (larger y), the high cap above.
+                assert!((bar[2].0 - p.0).abs() < 0.5 && (bar[3].0 - p.0).abs() < 0.5);
+                let (low, high) = (bar[2].1, bar[3].1);
+                assert!(
+                    high <= p.1 + 0.5 && p.1 <= low + 0.5,
+                    "{bar:?} around {p:?}"
+                );
+                assert!(
+                    bar[0].0 < p.0 && p.0 < bar[1].0,
+                    "a cap is wider than its bar"
+                );
+            }
+        }
+    }
+    // The intervals are the documents': the first bar of A's rate panel spans its 1 B
+    // interval, whose bounds are the min and max of its 7 samples.
+    let report::load::Document::Sqmr(d) = &a.document else {
+        panic!()
+    };
+    let one = d.sizes.iter().find(|s| s.msgsize == 1).unwrap();
+    let st = one.statistics.unwrap();
+    assert_eq!(st.samples, 7);
+    assert_eq!((st.ci95.low, st.ci95.high), (Some(st.min), Some(st.max)));
+    assert_eq!(
+        splot::intervals(d, |r| r.msgs_per_s)[0],
+        (1.0, st.min, st.max)
+    );
+    // Results of one sample per size have none.
+    let plain = svg(&[run("sqmr-a.json")]);
+    let plain = roxmltree::Document::parse(&plain).unwrap();
+    assert!(polylines(&plain, &hex(0), &width).is_empty());
+    assert_eq!(count(&texts(&plain), splot::NOTE), 1);
+}

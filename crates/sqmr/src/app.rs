@@ -105,9 +105,10 @@ pub fn run(
         doc
     });
     // The preamble, and the first version of each file (no sizes yet, "complete": false).
+    let repeats = config.repeats();
     let begun = match &document {
         Some(doc) => write_output(&mut json, || doc.to_json())
-            .and_then(|()| write_output(&mut csv, || csv::render(&doc.sizes)))
+            .and_then(|()| write_output(&mut csv, || csv::render(&doc.sizes, repeats)))
             .and_then(|()| {
                 outfile::stdout::write(&preamble(&config, doc, options.verbose, &started))
                     .map_err(stdout_failure)
@@ -120,28 +121,28 @@ pub fn run(
     let interrupt = xmpi::interrupt::Interrupt::install("sqmr");
     let corrupt = options.corrupt_one_message && rank as usize == config.num_cores;
     let mut runner = Runner::new(world, &config, corrupt);
+    let plan = config.plan();
     for step in schedule::steps(config.min_msgsize, config.max_msgsize, config.num_iters) {
-        let times = runner.step(step);
-        let written = match (&mut document, times) {
-            (Some(doc), Some(elapsed)) => {
-                let msgs = messages(
-                    config.win_size,
-                    config.num_nbors,
-                    config.num_cores,
-                    step.iters,
-                );
-                let row_rates = rates(msgs, step.msgsize, config.num_cores, Times::of(&elapsed));
-                let row = text::row(step.msgsize, step.iters, &row_rates);
-                doc.sizes.push(SizeResult {
-                    msgsize: step.msgsize,
-                    iters: step.iters,
-                    messages: msgs,
-                    core_elapsed_s: elapsed,
-                    rates: row_rates,
-                });
+        let msgs = messages(
+            config.win_size,
+            config.num_nbors,
+            config.num_cores,
+            step.iters,
+        );
+        let average = |elapsed: &[f64]| {
+            rates(msgs, step.msgsize, elapsed.len(), Times::of(elapsed))
+                .average
+                .msgs_per_s
+        };
+        let measured = runner.measure(step, &plan, average);
+        let result = measured.and_then(|m| SizeResult::from_samples(step, msgs, m));
+        let written = match (&mut document, result) {
+            (Some(doc), Some(size)) => {
+                let row = text::row(step.msgsize, step.iters, &size.rates);
+                doc.sizes.push(size);
                 // The files first: they keep the size even if the table cannot be printed.
                 write_output(&mut json, || doc.to_json())
-                    .and_then(|()| write_output(&mut csv, || csv::render(&doc.sizes)))
+                    .and_then(|()| write_output(&mut csv, || csv::render(&doc.sizes, repeats)))
                     .and_then(|()| outfile::stdout::line(&row).map_err(stdout_failure))
             }
             _ => Ok(()),
@@ -169,7 +170,7 @@ pub fn run(
             doc.complete = true;
             // The CSV rows are all written; only the JSON changes at the end.
             write_output(&mut json, || doc.to_json()).and_then(|()| {
-                outfile::stdout::write(&postscript(doc, config.validate)).map_err(stdout_failure)
+                outfile::stdout::write(&postscript(doc, &config)).map_err(stdout_failure)
             })
         }
         None => Ok(()),
@@ -199,8 +200,9 @@ fn preamble(
 /// Our own `#` lines, printed after the last row so that the reference's header and rows
 /// stay together (a parser that takes the last `#` line before the rows as the column
 /// header keeps working): the version and library, the network selection, placement
-/// warnings, and what `--validate` found.
-fn postscript(doc: &Document, validate: bool) -> String {
+/// warnings, what `--validate` found, and with repeated sizes their statistics.
+fn postscript(doc: &Document, config: &Config) -> String {
+    let validate = config.validate;
     let mut out = format!(
         "# xylem sqmr {}, {}\n",
         env!("CARGO_PKG_VERSION"),
@@ -222,6 +224,9 @@ fn postscript(doc: &Document, validate: bool) -> String {
             "# validate: {} messages checked, {} corrupted\n",
             v.messages_checked, v.corrupted
         );
+    }
+    if config.repeats() {
+        out += &text::repeats(config, &doc.sizes);
     }
     out
 }
@@ -260,7 +265,7 @@ fn validation_verdict(world: &SimpleCommunicator, config: &Config, checked: Chec
             EXIT_CORRUPTED,
             format!(
                 "ERROR --validate: {} of {} messages arrived corrupted; the first on rank {} \
-                 from rank {}, msgsize {}, iteration {} (warm-up included), byte {}",
+                 from rank {}, msgsize {}, iteration {} (warm-up and earlier samples included), byte {}",
                 summary.corrupted,
                 summary.messages_checked,
                 c.rank,

@@ -8,6 +8,9 @@
 use serde::{Deserialize, Serialize};
 
 use crate::options::Options;
+use crate::stats::{
+    Plan, Precision, DEFAULT_MAX_TIME_PER_SIZE_S, PRECISION_MAX_SAMPLES, PRECISION_MIN_SAMPLES,
+};
 
 /// The largest byte count one MPI call can move with `MPI_BYTE` (an `int` count).
 pub const MAX_MESSAGE_BYTES: u64 = i32::MAX as u64;
@@ -16,7 +19,7 @@ pub const MAX_MESSAGE_BYTES: u64 = i32::MAX as u64;
 pub const WARMUP_ITERATIONS: u64 = 10;
 
 /// A configuration that passed every check.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Config {
     /// Ranks on the core node.
     pub num_cores: usize,
@@ -32,6 +35,16 @@ pub struct Config {
     pub max_msgsize: u64,
     /// One receive buffer per pending receive and checked message contents.
     pub validate: bool,
+    /// `--repeat K`: timed loops per size (1 by default, as in the reference).
+    #[serde(default = "one")]
+    pub repeat: u64,
+    /// `--precision`: repeat each size until the median's interval is narrow enough.
+    #[serde(default)]
+    pub precision: Option<Precision>,
+}
+
+fn one() -> u64 {
+    1
 }
 
 /// What the host offers, for the limits the reference never checked.
@@ -90,6 +103,21 @@ impl Config {
         if options.max_msgsize < options.min_msgsize {
             return fail("ERROR Must specify max_msgsize >= min_msgsize".into());
         }
+        if options.repeat <= 0 {
+            return fail("ERROR Must specify repeat > 0".into());
+        }
+        let repeat = options.repeat as u64;
+        let precision = options.precision.map(|percent| {
+            let min_samples = repeat.max(PRECISION_MIN_SAMPLES);
+            Precision {
+                percent,
+                max_time_per_size_s: options
+                    .max_time_per_size
+                    .unwrap_or(DEFAULT_MAX_TIME_PER_SIZE_S),
+                min_samples,
+                max_samples: min_samples.max(PRECISION_MAX_SAMPLES),
+            }
+        });
         // Every value is positive from here on, and the rank count bounds the first two.
         let config = Config {
             num_cores: num_cores as usize,
@@ -99,6 +127,8 @@ impl Config {
             min_msgsize: options.min_msgsize as u64,
             max_msgsize: options.max_msgsize as u64,
             validate: options.validate,
+            repeat,
+            precision,
         };
         config.check_limits(limits)?;
         Ok(config)
@@ -107,6 +137,20 @@ impl Config {
     /// Ranks in the job: `num_cores · (1 + num_nbors)`.
     pub fn world_size(&self) -> usize {
         self.num_cores * (1 + self.num_nbors)
+    }
+
+    /// How many samples each size takes.
+    pub fn plan(&self) -> Plan {
+        Plan {
+            repeat: self.repeat,
+            precision: self.precision,
+        }
+    }
+
+    /// Whether sizes are sampled more than once (`--repeat` above 1 or `--precision`):
+    /// then the text, JSON and CSV carry the samples' figures.
+    pub fn repeats(&self) -> bool {
+        self.repeat > 1 || self.precision.is_some()
     }
 
     /// Pending sends (and as many receives) per iteration on a core rank.
@@ -122,19 +166,28 @@ impl Config {
         }
         let window = self.win_size as u128;
         let requests = 2 * window * u128::from(limits.request_bytes);
-        let receive_buffers = if self.validate { window } else { 1 };
-        let message = u128::from(self.max_msgsize);
-        requests + message * (1 + receive_buffers) + 2 * u128::from(limits.page_bytes)
+        requests + self.buffer_bytes(window, limits)
+    }
+
+    /// The message buffers of a rank with `window` pending receives, page alignment
+    /// included: one send buffer, and one receive buffer (the reference's), or with
+    /// `--validate` one per pending receive, the pattern's base and the expected message.
+    fn buffer_bytes(&self, window: u128, limits: HostLimits) -> u128 {
+        // Each buffer is one allocation a page larger (the receive buffers of --validate
+        // are one allocation too).
+        let (messages, allocations) = if self.validate {
+            (window + 3, 4)
+        } else {
+            (2, 2)
+        };
+        u128::from(self.max_msgsize) * messages + u128::from(limits.page_bytes) * allocations
     }
 
     /// Memory one core rank needs: request arrays and buffers, page alignment included.
     pub fn core_rank_bytes(&self, limits: HostLimits) -> u128 {
         let window = self.window_requests();
         let requests = 2 * window * u128::from(limits.request_bytes);
-        let receive_buffers = if self.validate { window } else { 1 };
-        let message = u128::from(self.max_msgsize);
-        let buffers = message * (1 + receive_buffers) + 2 * u128::from(limits.page_bytes);
-        requests + buffers
+        requests + self.buffer_bytes(window, limits)
     }
 
     fn check_limits(&self, limits: HostLimits) -> Result<(), Diagnostic> {
@@ -154,7 +207,8 @@ impl Config {
             return Ok(());
         }
         let buffers = if self.validate {
-            "one send buffer and one receive buffer per pending receive (--validate)"
+            "one send buffer, one receive buffer per pending receive, and the pattern's base \
+             and expected message (--validate)"
         } else {
             "one send and one receive buffer"
         };
@@ -304,12 +358,12 @@ mod tests {
         let neighbour = config.rank_bytes(1, l);
         assert_eq!(core, config.core_rank_bytes(l));
         assert!(neighbour < core, "{neighbour} < {core}");
-        // 4 pending receives with their own buffers plus one send buffer, two pages,
-        // and 8 request handles.
+        // 4 pending receives with their own buffers plus one send buffer, the pattern's
+        // base and the expected message, four pages, and 8 request handles.
         let m = 4_194_304u128;
         assert_eq!(
             neighbour,
-            8 * u128::from(l.request_bytes) + m * 5 + 2 * u128::from(l.page_bytes)
+            8 * u128::from(l.request_bytes) + m * 7 + 4 * u128::from(l.page_bytes)
         );
     }
 
@@ -352,9 +406,11 @@ mod tests {
         )
         .unwrap();
         let message = 4_194_304u128;
+        // 19 more receive buffers, the base and the expected message, and the pages of
+        // their two allocations.
         assert_eq!(
             validate.core_rank_bytes(ROOMY) - plain.core_rank_bytes(ROOMY),
-            19 * message
+            21 * message + 2 * 4096
         );
         assert_eq!(
             plain.core_rank_bytes(ROOMY),
@@ -367,6 +423,43 @@ mod tests {
         let err = check(&["--max_msgsize=4G"], 2).unwrap_err();
         assert!(err.starts_with("ERROR max_msgsize 4294967296 is larger than 2147483647 bytes"));
         assert!(check(&["--max_msgsize=2147483647", "--min_msgsize=2147483647"], 2).is_ok());
+    }
+
+    #[test]
+    fn repeats_and_precision_reach_the_plan() {
+        let c = check(&[], 2).unwrap();
+        assert_eq!((c.repeat, c.precision, c.repeats()), (1, None, false));
+        let c = check(&["--repeat", "7"], 2).unwrap();
+        assert_eq!((c.plan().repeat, c.repeats()), (7, true));
+        let c = check(&["--precision", "2"], 2).unwrap();
+        let p = c.precision.unwrap();
+        assert_eq!(
+            (
+                p.percent,
+                p.max_time_per_size_s,
+                p.min_samples,
+                p.max_samples
+            ),
+            (2.0, 10.0, 6, 1000)
+        );
+        assert!(c.repeats());
+        // --repeat raises the samples taken before the first test.
+        let c = check(
+            &["--precision=1", "--repeat=20", "--max-time-per-size=3"],
+            2,
+        )
+        .unwrap();
+        let p = c.precision.unwrap();
+        assert_eq!((p.min_samples, p.max_time_per_size_s), (20, 3.0));
+        // After the reference's checks.
+        assert_eq!(
+            check(&["--repeat=0"], 2).unwrap_err(),
+            "ERROR Must specify repeat > 0"
+        );
+        assert_eq!(
+            check(&["--repeat=-1", "--win_size=0"], 2).unwrap_err(),
+            "ERROR Must specify win_size > 0"
+        );
     }
 
     #[test]

@@ -2,7 +2,7 @@
 //!
 //! Layers, from pure to MPI:
 //! - [`options`], [`config`], [`topology`], [`schedule`], [`rates`], [`placement`],
-//!   [`pattern`] and [`report`]: plain data in, plain data out, tested without MPI;
+//!   [`pattern`], [`stats`] and [`report`]: plain data in, plain data out, tested without MPI;
 //! - [`exec`]: buffers, the raw request window (the only `unsafe`), the timed loop;
 //! - [`app`]: one run from parsed options to printed rows, with every failure agreed on
 //!   by all ranks so that they leave together.
@@ -17,4 +17,5 @@ pub mod placement;
 pub mod rates;
 pub mod report;
 pub mod schedule;
+pub mod stats;
 pub mod topology;

@@ -31,11 +31,11 @@ slowest core. Bandwidths are in MiB/s (1048576 bytes).";
 
 /// The one-line synopsis, shared by `--help` and the hint after every diagnostic.
 pub const USAGE: &str = "sqmr [--num_cores N] [--num_nbors N] [--num_iters N] [--win_size N] \
-[--min_msgsize BYTES] [--max_msgsize BYTES] [--verbose] [--json PATH] [--csv PATH] [--validate] \
-[--enable|--disable LIST [--strict]]";
+[--min_msgsize BYTES] [--max_msgsize BYTES] [--repeat K] [--precision P [--max-time-per-size S]] \
+[--verbose] [--json PATH] [--csv PATH] [--validate] [--enable|--disable LIST [--strict]]";
 
 /// The options of `sqmr`, parsed but not yet checked against each other or the job.
-#[derive(Debug, Clone, PartialEq, Eq, Parser)]
+#[derive(Debug, Clone, PartialEq, Parser)]
 #[command(
     name = "sqmr",
     version,
@@ -76,6 +76,24 @@ pub struct Options {
     #[arg(long = "max_msgsize", visible_alias = "max-msgsize", value_name = "BYTES",
           default_value = "4194304", value_parser = parse_size)]
     pub max_msgsize: i64,
+
+    /// Time each size's loop K times (barrier-separated, one warm-up); the row shows the
+    /// median sample, the lines after the table and the JSON/CSV every sample, and a 95 %
+    /// confidence interval of the median from 6 samples on
+    #[arg(long, value_name = "K", default_value = "1", value_parser = parse_count)]
+    pub repeat: i64,
+
+    /// Repeat each size until the 95 % confidence interval of the median's average rate
+    /// is within P percent of the median (half-width), from at least max(K, 6) samples,
+    /// at most 1000 samples or --max-time-per-size seconds per size
+    #[arg(long, value_name = "P", value_parser = parse_positive_decimal)]
+    pub precision: Option<f64>,
+
+    /// With --precision: the most seconds one size may take, warm-up included
+    /// [default: 10]
+    #[arg(long = "max-time-per-size", visible_alias = "max_time_per_size",
+          value_name = "SECONDS", requires = "precision", value_parser = parse_positive_decimal)]
+    pub max_time_per_size: Option<f64>,
 
     /// Print the configuration, the rank mapping and every rank's processor name
     #[arg(long)]
@@ -200,6 +218,29 @@ pub fn parse_size(text: &str) -> Result<i64, String> {
         }
     }
     parse_integer(text, text, 1)
+}
+
+/// Parses a strictly positive decimal number: digits with an optional fraction (`2`,
+/// `0.5`, `12.25`), no sign, exponent or other spelling.
+pub fn parse_positive_decimal(text: &str) -> Result<f64, String> {
+    let (whole, fraction) = text.split_once('.').unwrap_or((text, ""));
+    let digits = |s: &str| s.bytes().all(|b| b.is_ascii_digit());
+    let well_formed = !(whole.is_empty() && fraction.is_empty())
+        && digits(whole)
+        && digits(fraction)
+        && !(text.contains('.') && fraction.is_empty());
+    if !well_formed {
+        return Err(format!(
+            "'{text}' is not a decimal number (digits, optionally a fraction: 2, 0.5)"
+        ));
+    }
+    let value: f64 = text
+        .parse()
+        .map_err(|_| format!("'{text}' is not a decimal number"))?;
+    if !(value > 0.0 && value.is_finite()) {
+        return Err(format!("'{text}' must be above 0"));
+    }
+    Ok(value)
 }
 
 fn parse_integer(number: &str, text: &str, factor: i64) -> Result<i64, String> {
@@ -332,6 +373,43 @@ mod tests {
             assert!(text.contains(option), "{joined}: {text}");
             assert!(text.contains(&format!("'{value}'")), "{joined}: {text}");
             assert_eq!(err.exit_code(), 2, "{joined}");
+        }
+    }
+
+    #[test]
+    fn repeats_and_precision() {
+        let o = parse(&[]).unwrap();
+        assert_eq!(
+            (o.repeat, o.precision, o.max_time_per_size),
+            (1, None, None)
+        );
+        let o = parse(&[
+            "--repeat",
+            "7",
+            "--precision=2.5",
+            "--max_time_per_size",
+            "5",
+        ])
+        .unwrap();
+        assert_eq!(
+            (o.repeat, o.precision, o.max_time_per_size),
+            (7, Some(2.5), Some(5.0))
+        );
+        let o = parse(&["--precision", ".5", "--max-time-per-size=0.25"]).unwrap();
+        assert_eq!((o.precision, o.max_time_per_size), (Some(0.5), Some(0.25)));
+        // The cap belongs to --precision.
+        assert!(parse(&["--max-time-per-size", "5"]).is_err());
+        for bad in [
+            "0", "-1", "1e3", "abc", "", ".", "2.", "1.2.3", "inf", "NaN", "+2",
+        ] {
+            let joined = format!("--precision={bad}");
+            let err = parse(&[&joined]).unwrap_err();
+            assert_eq!(err.exit_code(), 2, "{joined}");
+            let text = err.render().to_string();
+            assert!(
+                text.contains("--precision") && text.contains(&format!("'{bad}'")),
+                "{text}"
+            );
         }
     }
 

@@ -75,6 +75,8 @@ fn one_core_one_neighbour() {
     let job = sqmr(2, &args(&[]));
     assert!(job.success(), "{job:#?}");
     assert_sane_table(&job.stdout, 1, 1);
+    // One sample per size, as in the reference: no lines about repeats.
+    assert!(!job.stdout.contains("# repeat"), "{}", job.stdout);
 }
 
 #[test]
@@ -271,4 +273,179 @@ fn help_prints_once_and_exits_zero() {
         job.stdout
     );
     assert!(job.stdout.contains("node aggregates"));
+}
+
+fn read_json(path: &std::path::Path) -> serde_json::Value {
+    serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap()
+}
+
+fn f(v: &serde_json::Value) -> f64 {
+    v.as_f64().unwrap_or_else(|| panic!("not a number: {v}"))
+}
+
+#[test]
+fn repeat_keeps_every_sample_and_the_row_is_the_median_one() {
+    let dir = tempfile::tempdir().unwrap();
+    let json = dir.path().join("r.json");
+    let csv = dir.path().join("r.csv");
+    let job = sqmr(
+        2,
+        &args(&[
+            "--repeat",
+            "7",
+            "--json",
+            json.to_str().unwrap(),
+            "--csv",
+            csv.to_str().unwrap(),
+        ]),
+    );
+    assert!(job.success(), "{job:#?}");
+    // The table keeps its shape; the figures of the repeats come after it.
+    assert_sane_table(&job.stdout, 1, 1);
+    let table = parse(&job.stdout);
+    let doc = read_json(&json);
+    assert_eq!(doc["schema_version"], 2);
+    assert_eq!(doc["config"]["repeat"], 7);
+    let sizes = doc["sizes"].as_array().unwrap();
+    assert_eq!(sizes.len(), table.rows.len());
+    for (size, row) in sizes.iter().zip(&table.rows) {
+        let samples = size["samples"].as_array().unwrap();
+        assert_eq!(samples.len(), 7, "{size}");
+        assert_eq!(size["stopped_by"], "repeat");
+        let st = &size["statistics"];
+        assert_eq!(st["samples"], 7);
+        let (min, median, max) = (f(&st["min"]), f(&st["median"]), f(&st["max"]));
+        assert!(min <= median && median <= max, "{st}");
+        let (low, high) = (f(&st["ci95"]["low"]), f(&st["ci95"]["high"]));
+        assert!(low <= median && median <= high, "{st}");
+        assert!(min <= low && high <= max, "{st}");
+        assert_eq!(st["ci95"]["ranks"], serde_json::json!([1, 7]));
+        // The row is the median sample: in the JSON exactly, in the text to 2 decimals.
+        let m = size["median_sample"].as_u64().unwrap() as usize;
+        let chosen = &samples[m];
+        assert_eq!(chosen["rates"], size["rates"]);
+        assert_eq!(chosen["core_elapsed_s"], size["core_elapsed_s"]);
+        assert_eq!(f(&chosen["rates"]["average"]["msgs_per_s"]), median);
+        let averages: Vec<f64> = samples
+            .iter()
+            .map(|s| f(&s["rates"]["average"]["msgs_per_s"]))
+            .collect();
+        assert_eq!(
+            averages.iter().filter(|&&a| a < median).count(),
+            3,
+            "{averages:?}"
+        );
+        for (i, (name, _)) in [("average", 0), ("max", 1), ("min", 2)].iter().enumerate() {
+            let rate = f(&size["rates"][name]["msgs_per_s"]);
+            assert!(
+                (rate - row.rates[i].0).abs() <= 0.005 + rate * 1e-12,
+                "{rate} {row:?}"
+            );
+        }
+    }
+    // One `# repeat:` line per size after the table, each after the last row.
+    let last_row = table
+        .lines
+        .iter()
+        .rposition(|l| !l.starts_with('#'))
+        .unwrap();
+    let per_size: Vec<&String> = table.lines[last_row..]
+        .iter()
+        .filter(|l| l.starts_with("# repeat: ") && l.ends_with("  repeat"))
+        .collect();
+    assert_eq!(per_size.len(), sizes.len(), "{}", job.stdout);
+    assert!(!table.lines[..last_row]
+        .iter()
+        .any(|l| l.starts_with("# repeat")));
+    // The CSV: one row per sample, the median ones flagged.
+    let text = std::fs::read_to_string(&csv).unwrap();
+    let mut lines = text.lines();
+    let header: Vec<&str> = lines.next().unwrap().split(',').collect();
+    assert_eq!(&header[11..14], ["sample", "samples", "is_median"]);
+    let rows: Vec<Vec<&str>> = lines.map(|l| l.split(',').collect()).collect();
+    assert_eq!(rows.len(), 7 * sizes.len());
+    assert_eq!(rows.iter().filter(|r| r[13] == "1").count(), sizes.len());
+}
+
+#[test]
+fn precision_records_what_ended_each_size() {
+    let dir = tempfile::tempdir().unwrap();
+    let json = dir.path().join("p.json");
+    let job = sqmr(
+        3,
+        &args(&[
+            "--num_cores=1",
+            "--num_nbors=2",
+            "--precision",
+            "50",
+            "--max-time-per-size",
+            "5",
+            "--json",
+            json.to_str().unwrap(),
+        ]),
+    );
+    assert!(job.success(), "{job:#?}");
+    assert_sane_table(&job.stdout, 1, 2);
+    assert!(
+        job.stdout.contains(
+            "# precision: each size repeated until the interval's half-width \
+             is within 50% of the median, tested from 6 samples on, at most 1000 samples or 5 s"
+        ),
+        "{}",
+        job.stdout
+    );
+    let doc = read_json(&json);
+    assert_eq!(doc["config"]["precision"]["percent"], 50.0);
+    assert_eq!(doc["config"]["precision"]["max_time_per_size_s"], 5.0);
+    for size in doc["sizes"].as_array().unwrap() {
+        let n = size["samples"].as_array().unwrap().len();
+        let hw = size["statistics"]["ci95"]["half_width_percent"].as_f64();
+        match size["stopped_by"].as_str().unwrap() {
+            "precision" => assert!(n >= 6 && hw.unwrap() <= 50.0, "{size}"),
+            "time cap" => assert!(f(&size["wall_s"]) >= 5.0, "{size}"),
+            other => panic!("stopped by {other}: {size}"),
+        }
+    }
+
+    // A precision no run reaches: every size ends at its (short) time cap, on every rank.
+    let capped = dir.path().join("c.json");
+    let job = sqmr(
+        2,
+        &args(&[
+            "--precision=0.000001",
+            "--max-time-per-size=0.02",
+            "--max_msgsize=4",
+            "--json",
+            capped.to_str().unwrap(),
+        ]),
+    );
+    assert!(job.success(), "{job:#?}");
+    let doc = read_json(&capped);
+    for size in doc["sizes"].as_array().unwrap() {
+        assert_eq!(size["stopped_by"], "time cap", "{size}");
+        assert!(f(&size["wall_s"]) >= 0.02, "{size}");
+    }
+}
+
+#[test]
+fn validate_checks_every_sample_of_a_repeated_size() {
+    let job = sqmr(2, &args(&["--validate", "--repeat=3"]));
+    assert!(job.success(), "{job:#?}");
+    let summary = job
+        .stdout
+        .lines()
+        .find(|l| l.starts_with("# validate: ") && l.contains("messages checked"))
+        .unwrap();
+    // 2 ranks, 4 slots each, per iteration: one warm-up and three timed loops per size.
+    let iterations: u64 = [60u64, 48, 39, 32, 26, 21, 17, 14, 12, 10]
+        .iter()
+        .map(|i| 3 * i + 10)
+        .sum();
+    assert_eq!(
+        summary,
+        format!(
+            "# validate: {} messages checked, 0 corrupted",
+            iterations * 8
+        )
+    );
 }

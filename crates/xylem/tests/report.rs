@@ -146,3 +146,70 @@ fn gen_writes_man_pages_and_completions() {
         assert!(dir.path().join("c").join(file).is_file(), "{file}");
     }
 }
+
+#[test]
+fn repeated_results_get_error_bars_and_verdicts() {
+    let dir = tempfile::tempdir().unwrap();
+    let svg = dir.path().join("ci.svg");
+    xylem()
+        .arg("plot")
+        .arg(fixture("sqmr-r7-a.json"))
+        .arg(fixture("sqmr-p5-b.json"))
+        .arg("-o")
+        .arg(&svg)
+        .assert()
+        .success();
+    let text = std::fs::read_to_string(&svg).unwrap();
+    let doc = roxmltree::Document::parse(&text).unwrap();
+    assert!(doc
+        .descendants()
+        .filter(|n| n.has_tag_name("text"))
+        .any(|n| n
+            .text()
+            .is_some_and(|t| t.contains("bars: 95 % confidence interval"))));
+    // 13 sizes above 0 in two panels, a bar each, for both results.
+    for colour in ["#1F77B4", "#D62728"] {
+        let bars = doc
+            .descendants()
+            .filter(|n| n.has_tag_name("polyline"))
+            .filter(|n| {
+                n.attribute("stroke") == Some(colour) && n.attribute("stroke-width") == Some("1")
+            })
+            .count();
+        assert_eq!(bars, 26, "{colour}");
+    }
+
+    xylem()
+        .arg("compare")
+        .arg(fixture("sqmr-r7-a.json"))
+        .arg(fixture("sqmr-p5-b.json"))
+        .assert()
+        .success()
+        .stdout(predicate::str::contains("A 95% CI"))
+        .stdout(predicate::str::is_match(r"(?m)^1024 B +msgs/s +\d+ +\d+ +\d\.\d{3} +\d+\.\.\d+ +\d+\.\.\d+  (differ|overlap)$").unwrap())
+        .stdout(predicate::str::is_match(r"(?m)^# \d+ of 14 sizes with intervals in both differ beyond them").unwrap());
+    let out = xylem()
+        .arg("compare")
+        .arg(fixture("sqmr-r7-a.json"))
+        .arg(fixture("sqmr-p5-b.json"))
+        .arg("--json")
+        .output()
+        .unwrap();
+    assert!(out.status.success());
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(v["intervals"]["compared"], 14);
+    let rates: Vec<&serde_json::Value> = v["rows"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|r| r["unit"] == "msgs/s")
+        .collect();
+    assert_eq!(rates.len(), 14);
+    let differ = rates.iter().filter(|r| r["differ"] == true).count();
+    assert_eq!(v["intervals"]["differ"], differ);
+    for r in rates {
+        let (a, b) = (&r["a_ci95"], &r["b_ci95"]);
+        let apart = a[1].as_f64() < b[0].as_f64() || b[1].as_f64() < a[0].as_f64();
+        assert_eq!(r["differ"], apart, "{r}");
+    }
+}

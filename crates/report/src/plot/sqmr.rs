@@ -1,6 +1,8 @@
 //! sqmr: message rate and bandwidth against message size, log–log, one panel each; per
 //! result the average as a line with points and the min–max band (slowest and fastest
-//! core rank) around it, with a legend of the results' labels.
+//! core rank) around it, with a legend of the results' labels. A result whose sizes were
+//! repeated (`--repeat`, `--precision`) also gets an error bar per size: the 95 %
+//! confidence interval of the median sample's average rate.
 //!
 //! Size 0 has no place on a log axis and is left out (its bandwidth is 0 anyway).
 
@@ -25,6 +27,13 @@ pub const RATE_DESC: &str = "message rate (msgs/s)";
 pub const BANDWIDTH_DESC: &str = "bandwidth (MiB/s)";
 /// The note under the title.
 pub const NOTE: &str = "line: average over the core ranks; band: slowest to fastest core rank";
+/// The note under the title when a result has intervals.
+pub const NOTE_INTERVALS: &str = "line: average over the core ranks (of the median sample); \
+band: slowest to fastest core rank; bars: 95 % confidence interval of the median";
+/// Stroke width of the error bars (the lines are 2, the legend swatches 3).
+pub const BAR_WIDTH: u32 = 1;
+/// Half the width of an error bar's caps, as a factor on the log size axis.
+pub const CAP: f64 = 1.12;
 
 /// Draws `docs` (label, document) on `root`.
 pub fn draw<DB: DrawingBackend>(
@@ -35,8 +44,11 @@ pub fn draw<DB: DrawingBackend>(
         .titled(TITLE, (super::font::FAMILY, style::TITLE))
         .map_err(draw_error)?;
     let (note, body) = root.split_vertically(24);
+    let with_intervals = docs
+        .iter()
+        .any(|(_, d)| !intervals(d, |r| r.msgs_per_s).is_empty());
     note.draw_text(
-        NOTE,
+        if with_intervals { NOTE_INTERVALS } else { NOTE },
         &(super::font::FAMILY, style::TICK).into_text_style(&note),
         (20, 2),
     )
@@ -63,6 +75,30 @@ pub fn points(doc: &Document, pick: fn(&Rate) -> f64) -> Vec<(f64, f64, f64, f64
         })
         .filter(|p| p.1 > 0.0 && p.2 > 0.0 && p.3 > 0.0)
         .collect()
+}
+
+/// The error bars (size, low, high) of a document's intervals with `pick` applied,
+/// sizes > 0 and bounds > 0 only; empty when it has none (one sample per size).
+pub fn intervals(doc: &Document, pick: fn(&Rate) -> f64) -> Vec<(f64, f64, f64)> {
+    doc.sizes
+        .iter()
+        .filter(|s| s.msgsize > 0)
+        .filter_map(|s| s.interval(pick).map(|(lo, hi)| (s.msgsize as f64, lo, hi)))
+        .filter(|b| b.1 > 0.0 && b.2 > 0.0)
+        .collect()
+}
+
+/// The points of one error bar at `x` from `low` to `high`: the lower cap, up, the upper
+/// cap (one polyline, retracing its caps' middles).
+pub fn bar(x: f64, low: f64, high: f64) -> Vec<(f64, f64)> {
+    vec![
+        (x / CAP, low),
+        (x * CAP, low),
+        (x, low),
+        (x, high),
+        (x / CAP, high),
+        (x * CAP, high),
+    ]
 }
 
 /// What one panel shows.
@@ -101,10 +137,12 @@ fn panel<DB: DrawingBackend>(
     } = what;
     let series: Vec<Vec<(f64, f64, f64, f64)>> =
         docs.iter().map(|(_, d)| points(d, pick)).collect();
+    let bars: Vec<Vec<(f64, f64, f64)>> = docs.iter().map(|(_, d)| intervals(d, pick)).collect();
     let all = || series.iter().flatten();
     let sizes = all().map(|p| p.0).chain(all().map(|p| p.0 * 1.2));
     let (x0, x1) = style::log_range(sizes).unwrap_or((0.5, 2.0));
-    let values = all().flat_map(|p| [p.1, p.2, p.3]);
+    let bounds = bars.iter().flatten().flat_map(|b| [b.1, b.2]);
+    let values = all().flat_map(|p| [p.1, p.2, p.3]).chain(bounds);
     let (y0, y1) = style::log_range(values).unwrap_or((0.1, 10.0));
     let font = super::font::FAMILY;
     let mut chart = ChartBuilder::on(area)
@@ -131,7 +169,7 @@ fn panel<DB: DrawingBackend>(
         .max_light_lines(0)
         .draw()
         .map_err(draw_error)?;
-    for (i, ((label, _), pts)) in docs.iter().zip(&series).enumerate() {
+    for (i, (((label, _), pts), bars)) in docs.iter().zip(&series).zip(&bars).enumerate() {
         let c = colour(i);
         let band: Vec<(f64, f64)> = pts
             .iter()
@@ -151,6 +189,12 @@ fn panel<DB: DrawingBackend>(
             .legend(move |(x, y)| PathElement::new(vec![(x, y), (x + 24, y)], c.stroke_width(3)));
         chart
             .draw_series(pts.iter().map(|p| Circle::new((p.0, p.1), 3, c.filled())))
+            .map_err(draw_error)?;
+        chart
+            .draw_series(
+                bars.iter()
+                    .map(|b| PathElement::new(bar(b.0, b.1, b.2), c.stroke_width(BAR_WIDTH))),
+            )
             .map_err(draw_error)?;
     }
     chart

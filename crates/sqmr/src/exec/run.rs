@@ -1,4 +1,4 @@
-//! The timed loop over all sizes, and the aggregation of the core ranks' times.
+//! The timed loops of each size, the repeats, and the aggregation of the core ranks' times.
 
 use mpi::topology::{Color, Communicator, SimpleCommunicator};
 use mpi::traits::*;
@@ -8,10 +8,23 @@ use crate::exec::buffers::AlignedBuffer;
 use crate::exec::window::Window;
 use crate::pattern;
 use crate::schedule::Step;
+use crate::stats::{Plan, Stop};
 use crate::topology::Topology;
 
-/// What one size gave: on rank 0, every core rank's elapsed seconds; elsewhere nothing.
+/// What one timed loop gave: on rank 0, every core rank's elapsed seconds; elsewhere
+/// nothing.
 pub type CoreTimes = Option<Vec<f64>>;
+
+/// What one size gave on rank 0: every sample's core times, and why the repeats ended.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Measured {
+    /// Per sample, every core rank's elapsed seconds in rank order.
+    pub samples: Vec<Vec<f64>>,
+    /// What ended the repeats.
+    pub stop: Stop,
+    /// Seconds rank 0 spent on the size, from its first barrier to its last sample.
+    pub wall_s: f64,
+}
 
 /// A message that `--validate` found damaged (the first one on a rank).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -22,7 +35,7 @@ pub struct Corruption {
     pub from: usize,
     /// Message size.
     pub msgsize: usize,
-    /// Iteration at that size, warm-up included.
+    /// Iteration at that size, warm-up and earlier samples included.
     pub iteration: u64,
     /// First damaged byte.
     pub byte: usize,
@@ -49,7 +62,14 @@ pub struct Runner<'a> {
     window: Window,
     send: AlignedBuffer,
     recv: AlignedBuffer,
+    /// With `--validate`: the base bytes of the current size's messages.
+    base: AlignedBuffer,
+    /// With `--validate`: the message expected from one peer in one iteration.
+    expected: AlignedBuffer,
     validate: bool,
+    /// Iterations run at the current size (warm-up and earlier samples included): the
+    /// iteration the pattern of `--validate` depends on.
+    iteration: u64,
     corrupt_one: bool,
     corrupted_once: bool,
     /// What `--validate` found so far on this rank.
@@ -73,6 +93,7 @@ impl<'a> Runner<'a> {
         let window = Window::new(world, &peers, config.win_size);
         let max = config.max_msgsize as usize;
         let receive_slots = if config.validate { window.slots() } else { 1 };
+        let pattern = if config.validate { max } else { 0 };
         Runner {
             world,
             cores,
@@ -81,48 +102,113 @@ impl<'a> Runner<'a> {
             peers,
             send: AlignedBuffer::zeroed(max),
             recv: AlignedBuffer::zeroed(max * receive_slots),
+            base: AlignedBuffer::zeroed(pattern),
+            expected: AlignedBuffer::zeroed(pattern),
             window,
             validate: config.validate,
+            iteration: 0,
             corrupt_one,
             corrupted_once: false,
             checked: Checked::default(),
         }
     }
 
-    /// Runs one size (a collective call on every rank) and returns, on rank 0, every
-    /// core rank's elapsed time.
-    pub fn step(&mut self, step: Step) -> CoreTimes {
+    /// Runs one size (a collective call on every rank): a barrier, the warm-up, then
+    /// timed loops of `step.iters` iterations, each after a barrier, as many as `plan`
+    /// says. `value` turns one loop's core times into the figure `--precision` judges
+    /// (the average rate). Returns, on rank 0, every loop's core times.
+    ///
+    /// Without `--precision` every rank knows the count; with it rank 0 decides after
+    /// each loop and broadcasts the decision, so that all ranks stop together.
+    pub fn measure(
+        &mut self,
+        step: Step,
+        plan: &Plan,
+        value: impl Fn(&[f64]) -> f64,
+    ) -> Option<Measured> {
         let size = step.msgsize as usize;
-        let total = WARMUP_ITERATIONS + step.iters;
+        let started = mpi::time();
+        if self.validate {
+            pattern::base(&mut self.base.as_mut_slice()[..size]);
+        }
         self.world.barrier();
-        let elapsed = if self.validate {
-            self.timed_validated(size, total)
+        self.iteration = 0;
+        self.iterations(size, WARMUP_ITERATIONS);
+        let mut samples = Vec::new();
+        let mut values = Vec::new();
+        let mut count = 0u64;
+        let stop = loop {
+            let times = self.sample(size, step.iters);
+            count += 1;
+            if let Some(times) = times {
+                values.push(value(&times));
+                samples.push(times);
+            }
+            let stop = match plan.precision {
+                None => (count >= plan.repeat).then_some(Stop::Repeat),
+                Some(_) => {
+                    let mine = plan.decide(&values, mpi::time() - started);
+                    self.agree_stop(mine)
+                }
+            };
+            if let Some(stop) = stop {
+                break stop;
+            }
+        };
+        let wall_s = mpi::time() - started;
+        (self.world.rank() == 0).then_some(Measured {
+            samples,
+            stop,
+            wall_s,
+        })
+    }
+
+    /// Rank 0's decision, on every rank.
+    fn agree_stop(&self, mine: Option<Stop>) -> Option<Stop> {
+        let mut code = mine.map_or(0, Stop::code);
+        self.world.process_at_rank(0).broadcast_into(&mut code);
+        Stop::from_code(code)
+    }
+
+    /// One timed loop: a barrier over all ranks, then the core ranks read the clock,
+    /// run the iterations and read it again.
+    fn sample(&mut self, size: usize, iters: u64) -> CoreTimes {
+        self.world.barrier();
+        let start = if self.is_core { mpi::time() } else { 0.0 };
+        self.iterations(size, iters);
+        let elapsed = if self.is_core {
+            mpi::time() - start
         } else {
-            self.timed(size, total)
+            0.0
         };
         self.gather_core_times(elapsed)
     }
 
-    /// The plain loop: exactly the reference's calls, nothing else.
-    fn timed(&mut self, size: usize, total: u64) -> f64 {
-        let send = self.send.as_slice();
-        let recv = self.recv.as_mut_slice();
-        let mut clock = Clock::new(self.world, self.is_core);
-        for iteration in 0..total {
-            clock.tick(iteration);
-            self.window.iterate(send, recv, size, 0);
+    fn iterations(&mut self, size: usize, count: u64) {
+        if self.validate {
+            self.validated(size, count);
+        } else {
+            self.plain(size, count);
         }
-        clock.elapsed()
+        self.iteration += count;
     }
 
-    /// The loop with `--validate`: own receive buffer per slot, every message filled
-    /// and checked.
-    fn timed_validated(&mut self, size: usize, total: u64) -> f64 {
-        let mut clock = Clock::new(self.world, self.is_core);
-        for iteration in 0..total {
-            clock.tick(iteration);
+    /// The plain loop: exactly the reference's calls, nothing else.
+    fn plain(&mut self, size: usize, count: u64) {
+        let send = self.send.as_slice();
+        let recv = self.recv.as_mut_slice();
+        for _ in 0..count {
+            self.window.iterate(send, recv, size, 0);
+        }
+    }
+
+    /// The loop with `--validate`: own receive buffer per slot, every message made from
+    /// the size's base (one XOR pass) and checked.
+    fn validated(&mut self, size: usize, count: u64) {
+        for iteration in self.iteration..self.iteration + count {
             let send = &mut self.send.as_mut_slice()[..size];
-            pattern::fill(send, self.rank, iteration);
+            let key = pattern::key(self.rank, size, iteration);
+            pattern::apply(send, &self.base.as_slice()[..size], key);
             if self.corrupt_one
                 && !self.corrupted_once
                 && size > 0
@@ -135,16 +221,25 @@ impl<'a> Runner<'a> {
                 .iterate(self.send.as_slice(), self.recv.as_mut_slice(), size, size);
             self.check(size, iteration);
         }
-        clock.elapsed()
     }
 
+    /// Checks every received message of `iteration`: the expected bytes are made once
+    /// per peer, and every message from that peer is compared with them whole.
     fn check(&mut self, size: usize, iteration: u64) {
+        let slots = self.window.slots();
+        let peers = self.peers.len();
         let recv = self.recv.as_slice();
-        for slot in 0..self.window.slots() {
-            let from = self.peers[slot % self.peers.len()];
-            let message = &recv[slot * size..(slot + 1) * size];
-            self.checked.messages += 1;
-            if let Some(byte) = pattern::first_mismatch(message, from, iteration) {
+        let base = &self.base.as_slice()[..size];
+        let expected = &mut self.expected.as_mut_slice()[..size];
+        self.checked.messages += slots as u64;
+        for (p, &from) in self.peers.iter().enumerate() {
+            pattern::apply(expected, base, pattern::key(from, size, iteration));
+            for slot in (p..slots).step_by(peers) {
+                let message = &recv[slot * size..(slot + 1) * size];
+                if message == &*expected {
+                    continue;
+                }
+                let byte = pattern::first_difference(message, expected).unwrap_or(0);
                 self.checked.corrupted += 1;
                 self.checked.first.get_or_insert(Corruption {
                     rank: self.rank,
@@ -169,44 +264,6 @@ impl<'a> Runner<'a> {
         } else {
             root.gather_into(&elapsed);
             None
-        }
-    }
-}
-
-/// The timing of one size: after the warm-up, a barrier over all ranks, then the core
-/// ranks read the clock; they read it again at the end.
-struct Clock<'a> {
-    world: &'a SimpleCommunicator,
-    is_core: bool,
-    start: f64,
-}
-
-impl<'a> Clock<'a> {
-    fn new(world: &'a SimpleCommunicator, is_core: bool) -> Self {
-        Clock {
-            world,
-            is_core,
-            start: 0.0,
-        }
-    }
-
-    /// Called at the start of every iteration; starts the clock at the first timed one.
-    #[inline]
-    fn tick(&mut self, iteration: u64) {
-        if iteration == WARMUP_ITERATIONS {
-            self.world.barrier();
-            if self.is_core {
-                self.start = mpi::time();
-            }
-        }
-    }
-
-    /// Seconds since the start on a core rank, 0 elsewhere.
-    fn elapsed(&self) -> f64 {
-        if self.is_core {
-            mpi::time() - self.start
-        } else {
-            0.0
         }
     }
 }

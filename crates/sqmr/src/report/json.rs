@@ -4,18 +4,37 @@
 //! `"complete": false`, and a last time with `"complete": true`, each version renamed into
 //! place whole, so a run that dies midway (or fills its disk) still leaves valid JSON of
 //! the sizes it finished.
+//!
+//! Schema version 2 (`"schema_version"`; documents without it are version 1) added, per
+//! size, every sample of `--repeat`/`--precision` (`"samples"`), which of them the row
+//! shows (`"median_sample"`), their minimum, median, maximum and the 95 % confidence
+//! interval of the median (`"statistics"`), what ended the repeats (`"stopped_by"`) and
+//! the size's wall time; and `"repeat"` and `"precision"` to the configuration. Every
+//! field of version 1 is kept with its meaning: a size's `"core_elapsed_s"` and `"rates"`
+//! are the row's, the median sample's.
 
 use serde::{Deserialize, Serialize};
 
 use crate::config::{Config, WARMUP_ITERATIONS};
+use crate::exec::run::Measured;
 use crate::placement::Placement;
-use crate::rates::Rates;
+use crate::rates::{rates, Rates, Times};
+use crate::schedule::Step;
+use crate::stats::{self, Stop, Summary};
+
+/// The version of the document's layout.
+pub const SCHEMA_VERSION: u32 = 2;
+
+/// What a size's statistics are of.
+pub const STATISTIC: &str = "rates.average.msgs_per_s";
 
 /// The whole document.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Document {
     /// Always `"sqmr"`: tells readers which kind of result this is.
     pub benchmark: String,
+    /// The version of the layout ([`SCHEMA_VERSION`]).
+    pub schema_version: u32,
     /// The xylem version that wrote it.
     pub version: String,
     /// The reference version whose output format the text keeps.
@@ -58,14 +77,80 @@ pub struct Environment {
 pub struct SizeResult {
     /// Message size in bytes.
     pub msgsize: u64,
-    /// Timed iterations.
+    /// Timed iterations (of each sample).
     pub iters: u64,
-    /// Messages counted (sends and receives of all core ranks).
+    /// Messages counted in one sample (sends and receives of all core ranks).
     pub messages: f64,
+    /// Every core rank's elapsed seconds, in rank order, of the row's (median) sample.
+    pub core_elapsed_s: Vec<f64>,
+    /// The three rates of the text row: the median sample's.
+    pub rates: Rates,
+    /// Every timed loop of the size, in the order run.
+    pub samples: Vec<Sample>,
+    /// The index in `samples` of the row's sample: the one whose average rate is the
+    /// median (for an even count the lower middle).
+    pub median_sample: usize,
+    /// Minimum, median and maximum of the samples' average rates, and the 95 %
+    /// confidence interval of the median.
+    pub statistics: Statistics,
+    /// What ended the repeats: `"repeat"`, `"precision"`, `"time cap"`, `"sample cap"`.
+    pub stopped_by: Stop,
+    /// Seconds rank 0 spent on the size: barrier, warm-up and every sample.
+    pub wall_s: f64,
+}
+
+/// One timed loop of a size.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Sample {
     /// Every core rank's elapsed seconds, in rank order.
     pub core_elapsed_s: Vec<f64>,
-    /// The three rates of the text row.
+    /// The three rates of this loop.
     pub rates: Rates,
+}
+
+/// The statistics of a size's samples.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Statistics {
+    /// What they are of: [`STATISTIC`], the average rate in messages per second (the
+    /// bandwidths follow as rate · msgsize / 2^20).
+    pub of: String,
+    /// Count, minimum, median, maximum and interval.
+    #[serde(flatten)]
+    pub summary: Summary,
+}
+
+impl SizeResult {
+    /// The result of `step` from what [`Measured`] holds: `msgs` messages per sample by
+    /// the core ranks whose times are in each sample. `None` when it holds no sample.
+    pub fn from_samples(step: Step, msgs: f64, measured: Measured) -> Option<SizeResult> {
+        let samples: Vec<Sample> = measured
+            .samples
+            .into_iter()
+            .map(|elapsed| Sample {
+                rates: rates(msgs, step.msgsize, elapsed.len(), Times::of(&elapsed)),
+                core_elapsed_s: elapsed,
+            })
+            .collect();
+        let values: Vec<f64> = samples.iter().map(|s| s.rates.average.msgs_per_s).collect();
+        let median_sample = stats::median_index(&values)?;
+        let summary = stats::summarize(&values)?;
+        let row = samples.get(median_sample)?.clone();
+        Some(SizeResult {
+            msgsize: step.msgsize,
+            iters: step.iters,
+            messages: msgs,
+            core_elapsed_s: row.core_elapsed_s,
+            rates: row.rates,
+            samples,
+            median_sample,
+            statistics: Statistics {
+                of: STATISTIC.into(),
+                summary,
+            },
+            stopped_by: measured.stop,
+            wall_s: measured.wall_s,
+        })
+    }
 }
 
 /// What `--validate` checked.
@@ -87,6 +172,7 @@ impl Document {
     ) -> Self {
         Document {
             benchmark: "sqmr".into(),
+            schema_version: SCHEMA_VERSION,
             version: env!("CARGO_PKG_VERSION").into(),
             reference_version: crate::report::text::REFERENCE_VERSION.into(),
             complete: false,
@@ -112,7 +198,21 @@ impl Document {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::rates::{rates, Times};
+
+    fn step() -> Step {
+        Step {
+            msgsize: 8,
+            iters: 16,
+        }
+    }
+
+    fn measured(samples: Vec<Vec<f64>>, stop: Stop) -> Measured {
+        Measured {
+            samples,
+            stop,
+            wall_s: 2.0,
+        }
+    }
 
     fn document() -> Document {
         let config = Config {
@@ -123,6 +223,8 @@ mod tests {
             min_msgsize: 0,
             max_msgsize: 8,
             validate: true,
+            repeat: 1,
+            precision: None,
         };
         let hosts = vec!["n1".to_string(), "n2".to_string(), "n2".to_string()];
         let environment = Environment {
@@ -142,13 +244,11 @@ mod tests {
             environment,
             placement,
         );
-        d.sizes.push(SizeResult {
-            msgsize: 8,
-            iters: 16,
-            messages: 128.0,
-            core_elapsed_s: vec![0.5],
-            rates: rates(128.0, 8, 1, Times::of(&[0.5])),
-        });
+        d.sizes.extend(SizeResult::from_samples(
+            step(),
+            128.0,
+            measured(vec![vec![0.5]], Stop::Repeat),
+        ));
         d.validation = Some(Validation {
             messages_checked: 256,
             corrupted: 0,
@@ -173,6 +273,45 @@ mod tests {
         assert_eq!(size["rates"]["min"]["mib_per_s"], 256.0 * 8.0 / 1_048_576.0);
         assert_eq!(v["validation"]["messages_checked"], 256);
         assert_eq!(v["placement"]["core_node"], "n1");
+        // Version 2: one sample, no interval, and why.
+        assert_eq!(v["schema_version"], 2);
+        assert_eq!(v["config"]["repeat"], 1);
+        assert!(v["config"]["precision"].is_null());
+        assert_eq!(size["samples"].as_array().unwrap().len(), 1);
+        assert_eq!(size["samples"][0]["core_elapsed_s"][0], 0.5);
+        assert_eq!(size["median_sample"], 0);
+        assert_eq!(size["stopped_by"], "repeat");
+        assert_eq!(size["wall_s"], 2.0);
+        let st = &size["statistics"];
+        assert_eq!(st["of"], "rates.average.msgs_per_s");
+        assert_eq!(
+            (st["samples"].as_u64(), st["median"].as_f64()),
+            (Some(1), Some(256.0))
+        );
+        assert!(st["ci95"]["low"].is_null() && st["ci95"]["high"].is_null());
+        assert_eq!(st["ci95"]["level"], 0.95);
+        assert!(st["ci95"]["unavailable"]
+            .as_str()
+            .unwrap()
+            .contains("6 samples"));
+    }
+
+    #[test]
+    fn the_row_is_the_median_sample_and_every_sample_is_kept() {
+        // 7 samples of 1 core: 128 messages in 0.5 s .. 0.8 s, out of order.
+        let times = [0.6, 0.5, 0.8, 0.55, 0.7, 0.65, 0.75];
+        let samples: Vec<Vec<f64>> = times.iter().map(|&t| vec![t]).collect();
+        let size =
+            SizeResult::from_samples(step(), 128.0, measured(samples, Stop::Repeat)).unwrap();
+        assert_eq!(size.samples.len(), 7);
+        // The median rate is 128 / 0.65, of sample 5.
+        assert_eq!(size.median_sample, 5);
+        assert_eq!(size.core_elapsed_s, vec![0.65]);
+        assert_eq!(size.rates, size.samples[5].rates);
+        let s = &size.statistics.summary;
+        assert_eq!((s.min, s.median, s.max), (160.0, 128.0 / 0.65, 256.0));
+        assert_eq!((s.ci95.low, s.ci95.high), (Some(160.0), Some(256.0)));
+        assert!(SizeResult::from_samples(step(), 128.0, measured(vec![], Stop::Repeat)).is_none());
     }
 
     #[test]

@@ -3,6 +3,8 @@
 
 use crate::config::Config;
 use crate::rates::Rates;
+use crate::report::json::SizeResult;
+use crate::stats::{self, CONFIDENCE};
 use crate::topology::Topology;
 
 /// The reference version whose format we keep.
@@ -39,6 +41,68 @@ pub fn row(msgsize: u64, iters: u64, rates: &Rates) -> String {
         r.min.msgs_per_s,
         r.min.mib_per_s
     )
+}
+
+/// The `#` lines after the table when sizes are repeated (`--repeat` above 1 or
+/// `--precision`): what a row then is, and per size the samples' minimum, median and
+/// maximum average rate, the 95 % confidence interval of the median, its half-width in
+/// percent of the median, and what ended the repeats. Every line starts with
+/// `# repeat:` (or `# precision:`), so that it is found and skipped alike.
+pub fn repeats(config: &Config, sizes: &[SizeResult]) -> String {
+    let mut out = String::from(
+        "# repeat: each row above is the median of its size's samples by average msgs/sec \
+         (the lower middle for an even count); ci95: the 95 % confidence interval of that \
+         median, distribution-free (order statistics)\n",
+    );
+    if let Some(p) = config.precision {
+        out += &format!(
+            "# precision: each size repeated until the interval's half-width is within {}% of \
+             the median, tested from {} samples on, at most {} samples or {} s per size\n",
+            p.percent, p.min_samples, p.max_samples, p.max_time_per_size_s
+        );
+    }
+    out += &format!(
+        "# repeat: {:>8} {:>7} {:>16} {:>16} {:>16} {:>16} {:>16} {:>7}  {}\n",
+        "msgsize",
+        "samples",
+        "min msgs/sec",
+        "median msgs/sec",
+        "max msgs/sec",
+        "ci95 low",
+        "ci95 high",
+        "+-%",
+        "stopped by"
+    );
+    let value = |v: Option<f64>, width: usize, decimals: usize| match v {
+        Some(v) => format!("{v:>width$.decimals$}"),
+        None => format!("{:>width$}", "-"),
+    };
+    for size in sizes {
+        let s = &size.statistics.summary;
+        out += &format!(
+            "# repeat: {:>8} {:>7} {:>16.2} {:>16.2} {:>16.2} {} {} {}  {}\n",
+            size.msgsize,
+            s.samples,
+            s.min,
+            s.median,
+            s.max,
+            value(s.ci95.low, 16, 2),
+            value(s.ci95.high, 16, 2),
+            value(s.ci95.half_width_percent, 7, 2),
+            size.stopped_by.name()
+        );
+    }
+    if sizes
+        .iter()
+        .any(|s| s.statistics.summary.ci95.low.is_none())
+    {
+        out += &format!(
+            "# repeat: - : no {:.0} % interval of the median from fewer than {} samples\n",
+            CONFIDENCE * 100.0,
+            stats::min_samples_for(CONFIDENCE)
+        );
+    }
+    out
 }
 
 /// The `--verbose` block printed before the header: options, rank mapping, hosts.
@@ -87,6 +151,8 @@ mod tests {
             min_msgsize: 0,
             max_msgsize: 4_194_304,
             validate: false,
+            repeat: 1,
+            precision: None,
         }
     }
 
@@ -150,6 +216,67 @@ mod tests {
         assert_eq!(
             row(123_456_789, 1_234_567, &r),
             "123456789 1234567         1.00       2.00 123456789012.35       3.00         0.50       0.25"
+        );
+    }
+
+    #[test]
+    fn the_repeat_lines_give_each_size_its_statistics() {
+        use crate::exec::run::Measured;
+        use crate::schedule::Step;
+        use crate::stats::{Precision, Stop};
+        let size = |msgsize, times: &[f64], stop| {
+            let measured = Measured {
+                samples: times.iter().map(|&t| vec![t]).collect(),
+                stop,
+                wall_s: 1.0,
+            };
+            SizeResult::from_samples(Step { msgsize, iters: 10 }, 100.0, measured).unwrap()
+        };
+        let sizes = [
+            size(0, &[1.0, 0.5, 0.25, 2.0, 1.0, 0.5, 1.0], Stop::Precision),
+            size(1, &[1.0, 2.0], Stop::TimeCap),
+        ];
+        let mut c = config();
+        c.repeat = 7;
+        c.precision = Some(Precision {
+            percent: 2.0,
+            max_time_per_size_s: 5.0,
+            min_samples: 7,
+            max_samples: 1000,
+        });
+        let text = repeats(&c, &sizes);
+        let lines: Vec<&str> = text.lines().collect();
+        assert!(lines.iter().all(|l| l.starts_with("# ")), "{text}");
+        assert!(
+            lines[1].starts_with(
+                "# precision: each size repeated until the interval's \
+             half-width is within 2% of the median, tested from 7 samples on, at most 1000 \
+             samples or 5 s per size"
+            ),
+            "{text}"
+        );
+        assert!(
+            lines[2].starts_with("# repeat:  msgsize samples     min msgs/sec"),
+            "{text}"
+        );
+        // Rates 100/t: 50 .. 400, median 100; 7 samples: the interval is min..max.
+        assert_eq!(
+            lines[3],
+            concat!(
+                "# repeat:        0       7            50.00           100.00           400.00",
+                "            50.00           400.00  175.00  precision"
+            )
+        );
+        assert_eq!(
+            lines[4],
+            concat!(
+                "# repeat:        1       2            50.00            50.00           100.00",
+                "                -                -       -  time cap"
+            )
+        );
+        assert_eq!(
+            lines[5],
+            "# repeat: - : no 95 % interval of the median from fewer than 6 samples"
         );
     }
 
