@@ -27,9 +27,9 @@ pub struct Texts {
     pub json: String,
     /// The `--csv` rows.
     pub csv: String,
-    /// `PREFIX.sum`: the header and the summary.
+    /// `PREFIX.sum`: the summary in 2.1's layout ([`crate::report::v21::summary_file`]).
     pub sum: String,
-    /// `PREFIX.prot`: the protocol lines.
+    /// `PREFIX.prot`: the protocol in 2.1's layout ([`crate::report::v21::protocol_file`]).
     pub prot: String,
 }
 

@@ -24,6 +24,11 @@ pub struct PatternResult {
     pub errors: u64,
     /// Global termination checks (collectives) the time-driven loop made.
     pub checks: u64,
+    /// Seconds in the I/O calls (the loop without its termination checks), the largest
+    /// over the ranks.
+    pub io_s: f64,
+    /// Seconds in the global termination checks, the largest over the ranks.
+    pub check_s: f64,
 }
 
 impl PatternResult {
@@ -33,20 +38,40 @@ impl PatternResult {
     }
 }
 
-/// All bytes and time of one type under one access method: open, its patterns, close.
+/// All bytes and the timed components of one type under one access method: open, its
+/// patterns, close (each from a barrier to a barrier, the largest over the ranks).
 #[derive(Debug, Clone, Copy, Default, PartialEq)]
 pub struct TypeTotal {
     /// Bytes of all its patterns, all processes.
     pub bytes: u64,
-    /// Seconds from before the open to after the close.
-    pub time_s: f64,
+    /// Seconds of `MPI_File_open` (and the segment view of types 3 and 4).
+    pub open_s: f64,
+    /// Seconds of its patterns: the sum of their `time_s`, in table order.
+    pub patterns_s: f64,
+    /// Seconds of `MPI_File_close`.
+    pub close_s: f64,
+    /// Seconds from the barrier before the open to the barrier after the close: the
+    /// components and what lies between them (hints, file views, agreements).
+    pub wall_s: f64,
 }
 
 impl TypeTotal {
-    /// The type's bandwidth in MB/s, as the 2.1 formula uses it.
-    pub fn bandwidth_mb_s(&self) -> f64 {
-        mb_per_s(self.bytes, self.time_s)
+    /// The time 2.1 divides by: `(open_s + patterns_s) + close_s`.
+    pub fn time_s(&self) -> f64 {
+        self.open_s + self.patterns_s + self.close_s
     }
+
+    /// The type's bandwidth in MB/s, as 2.1's `total` row and its formula use it: all its
+    /// bytes / (open + patterns + close).
+    pub fn bandwidth_mb_s(&self) -> f64 {
+        mb_per_s(self.bytes, self.time_s())
+    }
+}
+
+/// The sum of the `time_s` of `patterns` in their order (what [`TypeTotal::patterns_s`]
+/// holds).
+pub fn patterns_time_s<'a>(patterns: impl IntoIterator<Item = &'a PatternResult>) -> f64 {
+    patterns.into_iter().fold(0.0, |s, p| s + p.time_s)
 }
 
 /// One access method of one partition.
@@ -72,6 +97,11 @@ impl AccessResult {
     /// Time spent in its patterns.
     pub fn time_s(&self) -> f64 {
         self.patterns.iter().map(|p| p.time_s).sum()
+    }
+
+    /// Time of its types as 2.1 counts it: the sum of their open + patterns + close.
+    pub fn types_time_s(&self) -> f64 {
+        self.types.iter().fold(0.0, |s, t| s + t.time_s())
     }
 }
 

@@ -28,6 +28,133 @@ fn run(n: usize, args: &[&str]) -> (Output, f64) {
     (out, start.elapsed().as_secs_f64())
 }
 
+/// The bandwidth in MB/s of `bytes` in `seconds`, as b_eff_io computes it.
+fn mb_s(bytes: f64, seconds: f64) -> f64 {
+    if seconds > 0.0 {
+        bytes / seconds / 1e6
+    } else {
+        0.0
+    }
+}
+
+/// A partition's figures recomputed from its JSON fields with the README's formulas:
+/// the paper's `Σ U·bw / Σ U` over every pattern of the three access methods, each type's
+/// `bytes / (open_s + Σ its patterns' time_s + close_s)` per access method, and from
+/// those the 2.1 figure `sqrt(write_mean × read_mean)`.
+fn figures_from_json(p: &serde_json::Value) -> (f64, [[f64; 5]; 3], f64) {
+    let f = |v: &serde_json::Value| v.as_f64().unwrap();
+    let (mut sum, mut units) = (0.0, 0u64);
+    let mut types = [[0.0; 5]; 3];
+    for (a, access) in ["write", "rewrite", "read"].iter().enumerate() {
+        let patterns = p["access"][access].as_array().unwrap();
+        for x in patterns {
+            let u = x["u"].as_u64().unwrap();
+            sum += u as f64 * mb_s(f(&x["bytes"]), f(&x["time_s"]));
+            units += u;
+        }
+        for (t, ty) in p["types"][access].as_array().unwrap().iter().enumerate() {
+            assert_eq!(ty["type"], t);
+            let mine = || patterns.iter().filter(|x| x["type"] == t);
+            let bytes: u64 = mine().map(|x| x["bytes"].as_u64().unwrap()).sum();
+            assert_eq!(ty["bytes"], bytes);
+            let patterns_s = mine().fold(0.0, |s, x| s + f(&x["time_s"]));
+            let time = f(&ty["open_s"]) + patterns_s + f(&ty["close_s"]);
+            assert!(time <= f(&ty["wall_s"]) + 1e-6, "{ty}");
+            types[a][t] = mb_s(bytes as f64, time);
+        }
+    }
+    let [w, rw, r] = types;
+    let write_mean = (w[0] + rw[0] + w[1..].iter().sum::<f64>()) / 6.0;
+    let read_mean = (2.0 * r[0] + r[1] + r[2] + r[3] + r[4]) / 6.0;
+    (sum / units as f64, types, (write_mean * read_mean).sqrt())
+}
+
+/// Whether `printed` (a `{:.3}` figure) is `value` to the printed precision.
+fn same_to_3_decimals(value: f64, printed: &str) -> bool {
+    let shown: f64 = printed.parse().unwrap();
+    (value - shown).abs() <= 5e-4 * (1.0 + 1e-9)
+}
+
+/// The printed figures and `total` rows of standard output against those recomputed from
+/// the JSON document.
+fn check_figures_recompute(doc: &serde_json::Value, stdout: &str) {
+    let parts = doc["partitions"].as_array().unwrap();
+    let totals: Vec<Vec<&str>> = stdout
+        .lines()
+        .filter(|l| l.starts_with("total "))
+        .map(|l| l.split_whitespace().skip(1).collect())
+        .collect();
+    assert_eq!(totals.len(), 3 * parts.len(), "{stdout}");
+    assert_eq!(
+        stdout
+            .lines()
+            .filter(|l| l.starts_with("weighted "))
+            .count(),
+        3 * parts.len()
+    );
+    for (i, p) in parts.iter().enumerate() {
+        let (paper, types, fig21) = figures_from_json(p);
+        let n = p["processes"].as_u64().unwrap();
+        let line = stdout
+            .lines()
+            .find(|l| l.starts_with(&format!("partition n = {n}: b_eff_io = ")))
+            .unwrap_or_else(|| panic!("no figures of n = {n} in\n{stdout}"));
+        let words: Vec<&str> = line.split_whitespace().collect();
+        // partition n = 2: b_eff_io = X MB/s (paper, U-weighted), Y MB/s (2.1 formula), …
+        assert!(same_to_3_decimals(paper, words[6]), "{paper} vs {line}");
+        assert!(same_to_3_decimals(fig21, words[10]), "{fig21} vs {line}");
+        for a in 0..3 {
+            let row = &totals[3 * i + a];
+            assert_eq!(row.len(), 5, "{row:?}");
+            for t in 0..5 {
+                assert!(
+                    same_to_3_decimals(types[a][t], row[t]),
+                    "n = {n}, access {a}, type {t}: {} vs {}",
+                    types[a][t],
+                    row[t]
+                );
+            }
+        }
+    }
+}
+
+/// 2.1's `eps/` scripts over the `.sum` file, with the system's `awk`, `sed` and `grep`:
+/// per partition its `Summary` line, 7 rows per access method in its block and one
+/// `total-<access>` row each.
+fn check_sum_with_2_1_rules(sum_path: &Path, partitions: &[u64]) {
+    let sh = |script: &str| -> String {
+        let out = Command::new("sh")
+            .arg("-c")
+            .arg(script)
+            .arg("sh")
+            .arg(sum_path)
+            .output()
+            .expect("sh");
+        String::from_utf8_lossy(&out.stdout).into_owned()
+    };
+    let found = sh(
+        "awk '/Summary of file I\\/O bandwidth accumulated on .+ processes with .+ MByte\\/PE/ \
+         { print $8 }' \"$1\"",
+    );
+    let listed: Vec<u64> = found.lines().map(|l| l.trim().parse().unwrap()).collect();
+    assert_eq!(listed, partitions, "{found}");
+    for access in ["write", "rewrite", "read"] {
+        let rows = sh(&format!(
+            "awk '/.* PEs      total-{access} .* .* .* .* .*/' \"$1\""
+        ));
+        assert_eq!(rows.lines().count(), partitions.len(), "{access}: {rows}");
+    }
+    for n in partitions {
+        for grep in [" write  ", " rewrite", " read   "] {
+            let rows = sh(&format!(
+                "sed -n -e '/Sum.* {n} proc/,/these.* {n} proc/p' \"$1\" | grep '{grep}' \
+                 | awk '$3 ~ /^[0-9]+$/ && $6 + 0 == $6'"
+            ));
+            assert_eq!(rows.lines().count(), 7, "n = {n}, {grep:?}: {rows}");
+        }
+    }
+}
+
 /// Runs `b_eff_io -T 3` on `n` ranks with `extra` options and checks everything a run
 /// must deliver; returns the JSON document and stdout.
 fn check_run(n: usize, extra: &[&str]) -> (serde_json::Value, String) {
@@ -117,19 +244,32 @@ fn check_run(n: usize, extra: &[&str]) -> (serde_json::Value, String) {
         doc["invalid_reasons"][0],
         "scheduled time T = 3 s is below 600 s"
     );
-    // Protocol: header + 3·43 lines per partition (and `#` lines on hints when given).
+    // Both figures and the `total` rows recompute from the JSON.
+    check_figures_recompute(&doc, &stdout);
+    // Protocol in 2.1's layout: 3·43 pattern lines, 3·5 type lines and 3 access method
+    // lines per partition (and `#` lines on hints when given).
     let prot = std::fs::read_to_string(dir.join("sum.prot")).unwrap();
-    let pattern_lines = prot.lines().filter(|l| !l.starts_with('#')).count();
-    assert_eq!(pattern_lines, 3 * 43 * expected_parts, "{prot}");
-    let comments = prot.lines().filter(|l| l.starts_with('#')).count();
-    if !extra.contains(&"--hint") {
-        assert_eq!(comments, 1, "{prot}");
-    }
-    assert!(
-        prot.lines()
-            .any(|l| l.starts_with("# n access type pattern ")),
+    let count = |start: &str| prot.lines().filter(|l| l.starts_with(start)).count();
+    assert_eq!(count("n="), 3 * 43 * expected_parts, "{prot}");
+    assert_eq!(
+        count(" total pattern type: "),
+        3 * 5 * expected_parts,
         "{prot}"
     );
+    assert_eq!(
+        count(" total access method: "),
+        3 * expected_parts,
+        "{prot}"
+    );
+    assert_eq!(count(" total partition: "), expected_parts, "{prot}");
+    if !extra.contains(&"--hint") {
+        assert_eq!(count("#"), 0, "{prot}");
+    }
+    let sizes: Vec<u64> = parts
+        .iter()
+        .map(|p| p["processes"].as_u64().unwrap())
+        .collect();
+    check_sum_with_2_1_rules(&dir.join("sum.sum"), &sizes);
     // Wall time within 1.1× the scheduled time plus start-up.
     assert!(
         wall <= 1.1 * scheduled + 15.0,
@@ -317,7 +457,23 @@ fn a_2_1_job_script_line_runs_unchanged() {
     assert!(mpitest::dir_entries(&data).is_empty());
     assert_eq!(std::fs::read_to_string(dir.join("hints")).unwrap(), hints);
     let sum = std::fs::read_to_string(dir.join("X.sum")).unwrap();
-    for text in [&*stdout, &*sum] {
+    for needle in [
+        "MEMORY_PER_PROCESSOR =   64 MBytes",
+        "Maximum chunk size   =    2.000 MBytes\n",
+        "-N  2 T=10, MT=128 MBytes -i hints, -nounique, -rewrite\n",
+        "PREFIX=X\n",
+        "Summary of file I/O bandwidth accumulated on   2 processes with   64 MByte/PE\n",
+        "   2 PEs      total-write   ",
+        "  bw_pat2= ",
+        "NOT VALID for comparison of different systems\n",
+        "  criterion 1: scheduled time 0.2 min >= 10 min -- NOT reached\n",
+        "  criterion 3: error count (0) == 0 -- reached\n",
+        ", NOT VALID (see above)\n",
+    ] {
+        assert!(sum.contains(needle), "missing {needle:?} in\n{sum}");
+    }
+    check_sum_with_2_1_rules(&dir.join("X.sum"), &[2]);
+    for text in [&*stdout] {
         for needle in [
             "memory/process    64 MB (67108864 bytes)",
             "MPART             2 MB",
@@ -356,8 +512,8 @@ fn a_2_1_job_script_line_runs_unchanged() {
         }
     }
     let prot = std::fs::read_to_string(dir.join("X.prot")).unwrap();
-    assert!(prot.starts_with(
-        "# memory: the job's 2 processes × 64 MB = 128 MB are 100.0 % of the machine's 128 MB (-MT)\n"
+    assert!(prot.contains(
+        "\n# memory: the job's 2 processes × 64 MB = 128 MB are 100.0 % of the machine's 128 MB (-MT)\n"
     ), "{prot}");
     assert!(
         prot.contains("# hints file line 4: 2 write separated 1024 romio_ds_write disable\n"),
@@ -385,8 +541,9 @@ fn a_2_1_job_script_line_runs_unchanged() {
             "{prot}"
         );
     }
-    let data_lines = prot.lines().filter(|l| !l.starts_with('#')).count();
+    let data_lines = prot.lines().filter(|l| l.starts_with("n=")).count();
     assert_eq!(data_lines, 3 * 43, "{prot}");
+    assert!(prot.contains(" t_op="), "{prot}");
     std::fs::remove_dir_all(&dir).unwrap();
 }
 

@@ -1,18 +1,25 @@
 //! The `--json` document (issue 3's schema; every field in bytes and seconds).
 
 use super::{cache_ratios, RunInfo};
-use crate::figures::{b_eff_io_2_1, b_eff_io_paper};
+use crate::figures::{b_eff_io_2_1, b_eff_io_paper, weighted_mean_of_type};
 use crate::hints::{self, Hint};
-use crate::results::{PartitionResult, PatternResult};
+use crate::results::{AccessResult, PartitionResult, PatternResult};
 use crate::schedule::Access;
 use serde::Serialize;
 use std::collections::BTreeMap;
+
+/// The document's [`Document::schema_version`]: 2 added it, the per-type timings
+/// (`types`) and the per-pattern `io_s` and `check_s`; a document without the field is
+/// version 1.
+pub const SCHEMA_VERSION: u32 = 2;
 
 /// The whole document.
 #[derive(Debug, Clone, Serialize)]
 pub struct Document {
     /// Always `"b_eff_io"`.
     pub benchmark: &'static str,
+    /// [`SCHEMA_VERSION`].
+    pub schema_version: u32,
     /// Program version.
     pub version: String,
     /// Start date (RFC 3339).
@@ -80,6 +87,9 @@ pub struct Partition {
     pub cache_dominated: PerAccess<bool>,
     /// The 43 patterns of each access method.
     pub access: PerAccess<Vec<Pattern>>,
+    /// The five types of each access method, in type order: bytes and the timed
+    /// components (open, patterns, close) the 2.1 figure and the `total` row are made of.
+    pub types: PerAccess<Vec<TypeDoc>>,
     /// `--posix-baseline` only.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub posix_baseline: Option<Baseline>,
@@ -87,6 +97,33 @@ pub struct Partition {
     /// hints were given.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub hints: Vec<FileHintsDoc>,
+}
+
+/// One type under one access method.
+#[derive(Debug, Clone, Serialize)]
+pub struct TypeDoc {
+    /// 0..4.
+    #[serde(rename = "type")]
+    pub ptype: usize,
+    /// All processes' bytes of its patterns.
+    pub bytes: u64,
+    /// Seconds of `MPI_File_open` (barrier to barrier; types 3 and 4: with the segment view).
+    pub open_s: f64,
+    /// Seconds of its patterns: the sum of their `time_s` in pattern order.
+    pub patterns_s: f64,
+    /// Seconds of `MPI_File_close` (to the barrier after).
+    pub close_s: f64,
+    /// Seconds in `MPI_File_sync`: the sum of its patterns' `sync_s` (inside `patterns_s`).
+    pub sync_s: f64,
+    /// `(open_s + patterns_s) + close_s`: the time 2.1 divides by.
+    pub time_s: f64,
+    /// Barrier before the open to barrier after the close: `time_s` plus what lies between
+    /// the components (hints, file views, agreements).
+    pub wall_s: f64,
+    /// 2.1's per-type figure, the `total` row: bytes / time_s / 10^6.
+    pub bandwidth_mb_s: f64,
+    /// The U-weighted mean of its patterns' bandwidths, the `weighted` row.
+    pub weighted_mb_s: f64,
 }
 
 /// The hints file of `-i`.
@@ -262,6 +299,10 @@ pub struct Pattern {
     pub errors: u64,
     /// Global termination checks (collectives) of the time-driven loop.
     pub checks: u64,
+    /// Seconds in the I/O calls (the loop without the checks), the largest over the ranks.
+    pub io_s: f64,
+    /// Seconds in the termination checks, the largest over the ranks.
+    pub check_s: f64,
 }
 
 impl From<&PatternResult> for Pattern {
@@ -280,8 +321,33 @@ impl From<&PatternResult> for Pattern {
             bandwidth_mb_s: r.bandwidth_mb_s(),
             errors: r.errors,
             checks: r.checks,
+            io_s: r.io_s,
+            check_s: r.check_s,
         }
     }
+}
+
+fn type_docs(a: &AccessResult) -> Vec<TypeDoc> {
+    a.types
+        .iter()
+        .enumerate()
+        .map(|(t, total)| TypeDoc {
+            ptype: t,
+            bytes: total.bytes,
+            open_s: total.open_s,
+            patterns_s: total.patterns_s,
+            close_s: total.close_s,
+            sync_s: a
+                .patterns
+                .iter()
+                .filter(|p| p.pattern.ptype.index() == t)
+                .fold(0.0, |s, p| s + p.sync_s),
+            time_s: total.time_s(),
+            wall_s: total.wall_s,
+            bandwidth_mb_s: total.bandwidth_mb_s(),
+            weighted_mb_s: weighted_mean_of_type(a, t),
+        })
+        .collect()
 }
 
 /// Builds the document.
@@ -305,6 +371,7 @@ pub fn document(info: &RunInfo, partitions: &[PartitionResult], reasons: &[Strin
                 access: PerAccess::from_fn(|a| {
                     p.of(a).patterns.iter().map(Pattern::from).collect()
                 }),
+                types: PerAccess::from_fn(|a| type_docs(p.of(a))),
                 posix_baseline: p.posix_baseline.map(|b| Baseline {
                     pattern: b.pattern,
                     bytes: b.bytes,
@@ -326,6 +393,7 @@ pub fn document(info: &RunInfo, partitions: &[PartitionResult], reasons: &[Strin
     };
     Document {
         benchmark: "b_eff_io",
+        schema_version: SCHEMA_VERSION,
         version: info.version.clone(),
         date: info.date.clone(),
         host: info.host.clone(),
@@ -355,7 +423,7 @@ pub fn document(info: &RunInfo, partitions: &[PartitionResult], reasons: &[Strin
 mod tests {
     use super::*;
     use crate::patterns::pattern_table;
-    use crate::results::{AccessResult, TypeTotal};
+    use crate::results::TypeTotal;
     use crate::units::MB;
 
     #[test]
@@ -372,11 +440,16 @@ mod tests {
                     sync_s: 0.1,
                     errors: 0,
                     checks: 0,
+                    io_s: 0.0,
+                    check_s: 0.0,
                 })
                 .collect(),
             types: [TypeTotal {
                 bytes: 1_000_000,
-                time_s: 1.0,
+                open_s: 0.25,
+                patterns_s: 0.5,
+                close_s: 0.25,
+                wall_s: 1.5,
             }; 5],
         };
         let p = PartitionResult {
@@ -425,6 +498,7 @@ mod tests {
             assert!(v.get(key).is_some(), "missing {key}");
         }
         assert_eq!(v["benchmark"], "b_eff_io");
+        assert_eq!(v["schema_version"], SCHEMA_VERSION);
         assert_eq!(v["valid"], false);
         assert_eq!(v["nounique"], false);
         assert!(v["machine_memory_bytes"].is_null() && v["machine_memory_percent"].is_null());
@@ -455,9 +529,30 @@ mod tests {
                 "bandwidth_mb_s",
                 "errors",
                 "checks",
+                "io_s",
+                "check_s",
             ] {
                 assert!(p.get(key).is_some(), "missing {key}");
             }
+            let types = part["types"][access].as_array().unwrap();
+            assert_eq!(types.len(), 5);
+            let t = &types[3];
+            assert_eq!(t["type"], 3);
+            assert_eq!(t["bytes"], 1_000_000);
+            assert_eq!(
+                (&t["open_s"], &t["patterns_s"], &t["close_s"]),
+                (
+                    &serde_json::json!(0.25),
+                    &serde_json::json!(0.5),
+                    &serde_json::json!(0.25)
+                )
+            );
+            // 9 patterns of type 3 at 0.1 s of sync each.
+            assert!((t["sync_s"].as_f64().unwrap() - 0.9).abs() < 1e-12);
+            assert_eq!(t["time_s"], 1.0);
+            assert_eq!(t["wall_s"], 1.5);
+            assert_eq!(t["bandwidth_mb_s"], 1.0);
+            assert_eq!(t["weighted_mb_s"], 2.0);
         }
     }
 }

@@ -6,6 +6,7 @@ pub mod json;
 pub mod protocol;
 pub mod table;
 pub mod text;
+pub mod v21;
 
 use crate::hints::Hints;
 use crate::results::PartitionResult;
@@ -53,6 +54,10 @@ pub struct RunInfo {
     pub error_messages: Option<usize>,
     /// `--hint`s and the `-i` hints file.
     pub hints: Hints,
+    /// `-f/--prefix`, as given.
+    pub prefix: Option<String>,
+    /// The operating system of rank 0 (2.1's header and plot title).
+    pub system: v21::System,
 }
 
 /// The share of the machine's memory (`-MT`) that the job's processes have, in percent:

@@ -27,7 +27,9 @@ pub fn cell(access: &AccessResult, ptype: usize, chunk: u64) -> Option<f64> {
     (units > 0).then(|| sum / f64::from(units))
 }
 
-/// The block of one access method.
+/// The block of one access method: a row per chunk size, then `total` (2.1's: each
+/// type's bytes / (open + patterns + close)) and `weighted` (the U-weighted mean of the
+/// type's pattern bandwidths), then the access method's figures.
 pub fn access_block(access: Access, result: &AccessResult, mpart: u64, ratio: f64) -> String {
     let mut out = String::new();
     let _ = writeln!(out, "{} (MB/s, 1 MB/s = 10^6 B/s)", access.name());
@@ -55,7 +57,14 @@ pub fn access_block(access: Access, result: &AccessResult, mpart: u64, ratio: f6
         }
         out.push('\n');
     }
+    // 2.1's `total`: the type's bytes over its open + patterns + close.
     let _ = write!(out, "{:<16}", "total");
+    for t in &result.types {
+        let _ = write!(out, "{:>12.3}", t.bandwidth_mb_s());
+    }
+    out.push('\n');
+    // The U-weighted mean of the type's pattern bandwidths.
+    let _ = write!(out, "{:<16}", "weighted");
     for t in 0..TYPE_COUNT {
         let _ = write!(out, "{:>12.3}", weighted_mean_of_type(result, t));
     }
@@ -108,9 +117,18 @@ mod tests {
                     sync_s: 0.0,
                     errors: 0,
                     checks: 0,
+                    io_s: 0.0,
+                    check_s: 0.0,
                 })
                 .collect(),
-            types: [TypeTotal::default(); 5],
+            // type t: (t + 1) MB in 1 + 2 + 1 s = (t + 1) / 4 MB/s
+            types: std::array::from_fn(|t| TypeTotal {
+                bytes: (t as u64 + 1) * 1_000_000,
+                open_s: 1.0,
+                patterns_s: 2.0,
+                close_s: 1.0,
+                wall_s: 4.5,
+            }),
         }
     }
 
@@ -130,7 +148,7 @@ mod tests {
         let a = access(4 * MB);
         let block = access_block(Access::Write, &a, 4 * MB, 2.5);
         let lines: Vec<&str> = block.lines().collect();
-        assert_eq!(lines.len(), 1 + 1 + 7 + 1 + 1);
+        assert_eq!(lines.len(), 1 + 1 + 7 + 2 + 1);
         assert!(lines[0].starts_with("write (MB/s"));
         assert!(lines[1].starts_with("chunk") && lines[1].ends_with("type 4"));
         let labels: Vec<&str> = lines[2..9].iter().map(|l| l[..16].trim()).collect();
@@ -152,8 +170,25 @@ mod tests {
             .map(|v| v.parse().unwrap())
             .collect();
         assert_eq!(cols, vec![6.0, 14.0, 22.0, 30.0, 39.0]);
-        assert!(lines[9].starts_with("total"));
-        assert!(lines[10].contains("cache-dominated"));
+        let row = |l: &str| -> Vec<f64> {
+            l[16..]
+                .split_whitespace()
+                .map(|v| v.parse().unwrap())
+                .collect()
+        };
+        assert!(lines[9].starts_with("total "));
+        assert_eq!(row(lines[9]), vec![0.25, 0.5, 0.75, 1.0, 1.25]);
+        assert!(lines[10].starts_with("weighted "));
+        let weighted: Vec<f64> = (0..5).map(|t| weighted_mean_of_type(&a, t)).collect();
+        let shown: Vec<f64> = weighted
+            .iter()
+            .map(|w| (w * 1000.0).round() / 1000.0)
+            .collect();
+        assert_eq!(row(lines[10]), shown);
+        // type 0: U-weighted over patterns 1..8 (bandwidth = number + 1).
+        let w0 = (4.0 * 2.0 + 4.0 * 3.0 + 4.0 * 4.0 + 2.0 * (5.0 + 6.0 + 7.0 + 8.0 + 9.0)) / 22.0;
+        assert!((weighted[0] - w0).abs() < 1e-12);
+        assert!(lines[11].contains("cache-dominated"));
         assert_eq!(
             partition_table(
                 &PartitionResult {
@@ -168,7 +203,7 @@ mod tests {
                 4 * MB,
                 [30.0; 3]
             )
-            .matches("total")
+            .matches("\ntotal ")
             .count(),
             3
         );

@@ -6,7 +6,7 @@ use crate::batch::BatchPlanner;
 use crate::hints::{before_pattern, FileHints, Hint, Hints, PatternHints};
 use crate::markers::{check_with_limit, stamp, ChunkId, DataError};
 use crate::patterns::{Pattern, PatternType, Role};
-use crate::results::{PatternResult, PosixBaseline, TypeTotal};
+use crate::results::{patterns_time_s, PatternResult, PosixBaseline, TypeTotal};
 use crate::schedule::{pattern_time, Access};
 use crate::segment::SegmentPlan;
 use mpi::topology::SimpleCommunicator;
@@ -311,6 +311,8 @@ impl Partition<'_> {
         self.comm.barrier();
         let t0 = mpi::time();
         let mut open = self.open(ptype, access, seg_bytes)?;
+        self.comm.barrier();
+        let open_local = mpi::time() - t0;
         let mut results = Vec::with_capacity(patterns.len());
         for mut p in patterns {
             if p.role == Role::Filler {
@@ -343,15 +345,27 @@ impl Partition<'_> {
             self.progress.pattern(self.comm.size() as usize, access, &r);
             results.push(r);
         }
+        let tc = mpi::time();
         let closed = open.file.close();
         agree(self.comm, closed.err().map(|e| self.io_message(e)))?;
+        self.comm.barrier();
+        let end = mpi::time();
         if let Some(log) = open.hints {
             self.hint_log.push(log);
         }
-        self.comm.barrier();
-        let [time_s] = max_all(self.comm, [mpi::time() - t0]);
+        let [open_s, close_s, wall_s] = max_all(self.comm, [open_local, end - tc, end - t0]);
         let bytes = results.iter().map(|r| r.bytes).sum();
-        Ok((results, TypeTotal { bytes, time_s }))
+        let patterns_s = patterns_time_s(&results);
+        Ok((
+            results,
+            TypeTotal {
+                bytes,
+                open_s,
+                patterns_s,
+                close_s,
+                wall_s,
+            },
+        ))
     }
 
     /// Writes the bytes of `r` (a separate-file pattern) again with plain POSIX calls,
@@ -435,6 +449,7 @@ impl Partition<'_> {
         let mut data_errors = 0u64;
         let mut done = 0u64;
         let mut checks = 0u64;
+        let mut check_local = 0.0;
         // The library's own lines on standard error wait until the pattern is over.
         let quiet = super::quiet::Capture::start(format!("rank {rank}, {}", context(access, &p)));
         self.comm.barrier();
@@ -504,6 +519,7 @@ impl Partition<'_> {
             let local_fail = first_error.is_some() || self.interrupted().is_some();
             let full = access == Access::Write && no_free_block(&self.dir);
             checks += 1;
+            let tc = mpi::time();
             let [elapsed, fail, full] = max_all(
                 self.comm,
                 [
@@ -512,6 +528,7 @@ impl Partition<'_> {
                     f64::from(u8::from(full)),
                 ],
             );
+            check_local += mpi::time() - tc;
             // A full disk ends the pattern early; the file's size decides below whether
             // it took what was written.
             if fail > 0.0 || full > 0.0 {
@@ -522,6 +539,7 @@ impl Partition<'_> {
                 None => break,
             }
         }
+        let io_local = mpi::time() - t0 - check_local;
         // Every rank learns of a failure on any rank before the sync, a collective call
         // that a failing rank would otherwise skip while the others wait in it.
         agree(self.comm, first_error.or_else(|| self.interrupted()))?;
@@ -559,7 +577,8 @@ impl Partition<'_> {
         if let Some(q) = quiet {
             q.finish();
         }
-        let [time_s, sync_s] = max_all(self.comm, [local, sync_s]);
+        let [time_s, sync_s, io_s, check_s] =
+            max_all(self.comm, [local, sync_s, io_local, check_local]);
         for d in &details {
             eprintln!(
                 "b_eff_io: data error, rank {rank}, pattern {} ({}): {d}",
@@ -585,6 +604,8 @@ impl Partition<'_> {
             sync_s,
             errors,
             checks,
+            io_s,
+            check_s,
         })
     }
 }

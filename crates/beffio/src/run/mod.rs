@@ -265,6 +265,8 @@ fn run_checked(
         debug: opts.debug,
         error_messages: opts.error_messages,
         hints: hints.clone(),
+        prefix: opts.prefix.clone(),
+        system: report::v21::System::this_machine(),
     };
 
     // The output files, reserved by rank 0 before anything runs, agreed by all; they are
@@ -584,18 +586,11 @@ fn report_all(
                 String::new()
             }
         };
-        let mut prot = report::protocol::preamble(info);
-        prot.push_str(report::protocol::HEADER);
-        prot.push('\n');
-        for p in results {
-            prot.push_str(&report::protocol::hint_lines(p));
-            prot.push_str(&report::protocol::protocol_lines(p));
-        }
         let texts = crate::outputs::Texts {
             csv: report::csv::render(&doc),
             json,
-            sum: report::text::header(info) + &summary,
-            prot,
+            sum: report::v21::summary_file(info, results),
+            prot: report::v21::protocol_file(info, results),
         };
         for failure in outputs.write(&texts) {
             eprintln!("{failure}");
