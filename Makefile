@@ -65,6 +65,7 @@ bench: build build-mpich4
 	@scripts/bench-sqmr-validate.sh
 	@scripts/bench-sqmr-precision.sh
 	@PAIRS=5 T=120 scripts/bench-beffio.sh
+	@scripts/bench-beffio-deadline.sh
 
 ## Binaries, man pages and shell completions under $(PREFIX) (DESTDIR=... for a staged install).
 .PHONY: install

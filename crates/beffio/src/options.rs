@@ -127,6 +127,11 @@ pub struct Options {
     #[arg(long, hide = true)]
     pub test_corrupt_file: bool,
 
+    /// For the tests: scale the time budgets of rewrite and read by this factor, so that
+    /// they stop before the write's counts and must skip to the next pattern's data.
+    #[arg(long, hide = true, value_name = "FACTOR")]
+    pub test_reread_budget: Option<f64>,
+
     /// Use only these networks: NETWORK[:QUALIFIER],... (names like ib or eth,
     /// interfaces like eth0 or mlx5_0:1, CIDRs), resolved on each host before MPI starts.
     #[arg(long, value_name = "LIST", conflicts_with = "disable")]

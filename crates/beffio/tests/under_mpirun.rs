@@ -218,8 +218,18 @@ fn check_run(n: usize, extra: &[&str]) -> (serde_json::Value, String) {
                 assert!(x["bandwidth_mb_s"].as_f64().unwrap() > 0.0);
             }
         }
-        assert_eq!(bytes("read"), bytes("write"));
-        assert_eq!(bytes("rewrite"), bytes("write"));
+        // Rewrite and read repeat the write's calls while their budget lasts: never more,
+        // and read no more than rewrite stamped.
+        let (write, rewrite, read) = (bytes("write"), bytes("rewrite"), bytes("read"));
+        for i in 0..write.len() {
+            assert!(
+                read[i] <= rewrite[i] && rewrite[i] <= write[i],
+                "pattern {i}: write {} rewrite {} read {}",
+                write[i],
+                rewrite[i],
+                read[i]
+            );
+        }
         assert!(p["segment_bytes"].as_u64().unwrap() % (1 << 20) == 0);
     }
     assert!(
@@ -297,6 +307,36 @@ fn two_ranks_run_every_pattern() {
 #[test]
 fn three_ranks_run_every_pattern() {
     check_run(3, &[]);
+}
+
+#[test]
+fn rewrite_and_read_stop_at_their_budget_and_skip_to_the_next_patterns_data() {
+    // Budgets of rewrite and read cut to 2 %: they stop long before the write's counts,
+    // and each next pattern must still start where the write put its data (any shift is
+    // a data error on read, which fails check_run).
+    let (doc, _) = check_run(2, &["--test-reread-budget", "0.02"]);
+    for partition in doc["partitions"].as_array().unwrap() {
+        let access = &partition["access"];
+        let calls = |a: &str| -> Vec<(u64, u64)> {
+            access[a]
+                .as_array()
+                .unwrap()
+                .iter()
+                .map(|p| (p["type"].as_u64().unwrap(), p["repeats"].as_u64().unwrap()))
+                .collect()
+        };
+        let (write, read) = (calls("write"), calls("read"));
+        for t in 0..5 {
+            let cut = write.iter().zip(&read).any(|(w, r)| w.0 == t && r.1 < w.1);
+            assert!(
+                cut,
+                "type {t}: read never stopped before the write's count: {write:?} {read:?}"
+            );
+        }
+        for p in access["read"].as_array().unwrap() {
+            assert_eq!(p["errors"], 0, "{p}");
+        }
+    }
 }
 
 #[test]

@@ -11,7 +11,7 @@ use crate::schedule::{pattern_time, Access};
 use crate::segment::SegmentPlan;
 use mpi::topology::SimpleCommunicator;
 use mpi::traits::*;
-use mpiio::{AccessMode, Datatype, File};
+use mpiio::{AccessMode, Datatype, File, Whence};
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
@@ -34,6 +34,8 @@ pub struct Partition<'a> {
     pub noshared: bool,
     /// `--check-every-call`.
     pub every_call: bool,
+    /// The factor on rewrite's and read's budgets (1; less only in tests).
+    pub reread_budget: f64,
     /// `--posix-baseline`: `Some` when asked for, holding the measurement once made.
     pub posix_baseline: Option<Option<PosixBaseline>>,
     /// Signal number received, 0 if none.
@@ -74,6 +76,50 @@ struct Open {
 /// each, and with `--posix-baseline` a byte copy of the write buffer.
 pub fn buffer_bytes(mpart: u64, posix_baseline: bool) -> u64 {
     mpart.saturating_mul(if posix_baseline { 3 } else { 2 })
+}
+
+/// The calls each pattern made in one partition, by pattern number.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Counts {
+    /// By the write: where each pattern's data lies in the file.
+    pub written: Vec<u64>,
+    /// By the last access: how many calls the next one may repeat.
+    pub readable: Vec<u64>,
+}
+
+impl Counts {
+    /// No calls yet, for `patterns` patterns.
+    pub fn new(patterns: usize) -> Self {
+        Counts {
+            written: vec![0; patterns],
+            readable: vec![0; patterns],
+        }
+    }
+}
+
+/// How many calls a pattern makes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Calls {
+    /// Exactly this many, unbudgeted: the pattern that opens a segment and the filler
+    /// that closes it (one call each).
+    Exactly(u64),
+    /// As many as fit the pattern's time budget, but no more than this: rewrite and read
+    /// (not beyond what the write put in the file) and the writes of types 3 and 4
+    /// (not beyond the segment's plan). The termination rule applies to them as to
+    /// every pattern, so a slow moment cannot stretch a run far past its schedule.
+    AtMost(u64),
+    /// As many as fit the budget: the writes of types 0 to 2.
+    Budget,
+}
+
+impl Calls {
+    /// The most calls the pattern may make.
+    fn cap(self) -> u64 {
+        match self {
+            Calls::Exactly(n) | Calls::AtMost(n) => n,
+            Calls::Budget => u64::MAX,
+        }
+    }
 }
 
 /// Where a file of type `ptype` ends once each of `ranks` ranks has written `written`
@@ -291,13 +337,15 @@ impl Partition<'_> {
         }
     }
 
-    /// Runs all patterns of one type under one access method. `counts` holds the write
-    /// repeat counts (filled in by write, used by rewrite and read).
+    /// Runs all patterns of one type under one access method. `counts` holds each
+    /// pattern's calls: `written` filled in by write (the file's layout), `readable` by
+    /// every access (what the next one may repeat: rewrite and read stop at their budget,
+    /// and read checks only what rewrite stamped).
     pub fn run_type(
         &mut self,
         ptype: PatternType,
         access: Access,
-        counts: &mut [u64],
+        counts: &mut Counts,
         segment: Option<&SegmentPlan>,
     ) -> Result<(Vec<PatternResult>, TypeTotal), String> {
         let patterns: Vec<Pattern> = self
@@ -320,20 +368,26 @@ impl Partition<'_> {
                 p.chunk = filler;
                 p.memory = filler;
             }
-            let fixed = match (access, p.role, ptype) {
-                (_, Role::Open, _) | (_, Role::Filler, _) => Some(1),
+            let calls = match (access, p.role, ptype) {
+                (_, Role::Open, _) | (_, Role::Filler, _) => Calls::Exactly(1),
                 (Access::Write, _, PatternType::Segmented | PatternType::SegmentedCollective) => {
                     match segment.and_then(|s| s.repeats.get(p.number - first)) {
-                        Some(&r) => Some(r),
+                        Some(&r) => Calls::AtMost(r),
                         None => return Err(format!("no segment plan for pattern {}", p.number)),
                     }
                 }
-                (Access::Write, _, _) => None,
-                _ => Some(counts[p.number]),
+                (Access::Write, _, _) => Calls::Budget,
+                _ => Calls::AtMost(counts.readable[p.number]),
             };
             self.pattern_hints(&mut open, &p, access)?;
-            let r = self.run_pattern(&mut open, p, access, fixed)?;
-            counts[p.number] = r.repeats;
+            let r = self.run_pattern(&mut open, p, access, calls)?;
+            counts.readable[p.number] = r.repeats;
+            if access == Access::Write {
+                counts.written[p.number] = r.repeats;
+            } else {
+                let skipped = counts.written[p.number].saturating_sub(r.repeats);
+                self.skip_calls(&mut open, &p, skipped)?;
+            }
             let largest = p.chunk == self.table[1].chunk && p.role == Role::Measured;
             if matches!(self.posix_baseline, Some(None))
                 && access == Access::Write
@@ -366,6 +420,33 @@ impl Partition<'_> {
                 wall_s,
             },
         ))
+    }
+
+    /// Moves past the calls of `p` that this access left out (it stopped at its budget
+    /// before the write's count), so that the next pattern starts where the write put it:
+    /// the strided types' base, the shared pointer (collective), or the individual one.
+    fn skip_calls(&mut self, open: &mut Open, p: &Pattern, calls: u64) -> Result<(), String> {
+        if calls == 0 {
+            return Ok(());
+        }
+        let n = self.n();
+        if self.strided(p.ptype) {
+            open.base += n * p.chunk * calls * p.chunks_per_call();
+            return Ok(());
+        }
+        let moved = match p.ptype {
+            // The default view: offsets in bytes, the shared pointer moved by all ranks'.
+            PatternType::Shared => open
+                .file
+                .seek_shared((calls * p.memory * n) as i64, Whence::Current),
+            // A file of the rank's own, default view: bytes.
+            PatternType::Separate => open.file.seek((calls * p.memory) as i64, Whence::Current),
+            // The segment view's elementary type is a u64.
+            _ => open
+                .file
+                .seek((calls * p.memory / 8) as i64, Whence::Current),
+        };
+        agree(self.comm, moved.err().map(|e| self.io_message(e)))
     }
 
     /// Writes the bytes of `r` (a separate-file pattern) again with plain POSIX calls,
@@ -414,7 +495,7 @@ impl Partition<'_> {
         open: &mut Open,
         p: Pattern,
         access: Access,
-        fixed: Option<u64>,
+        calls: Calls,
     ) -> Result<PatternResult, String> {
         let (n, rank) = (self.n(), self.rank());
         let words = (p.memory / 8) as usize;
@@ -434,8 +515,11 @@ impl Partition<'_> {
                 agree(self.comm, view.err().map(|e| self.io_message(e)))?;
             }
         }
-        let budget = pattern_time(self.time_s, p.u);
-        let extra = if self.sync_seen.1 > 0 {
+        let budget = match access {
+            Access::Write => pattern_time(self.time_s, p.u),
+            _ => pattern_time(self.time_s, p.u) * self.reread_budget,
+        };
+        let extra = if access != Access::Read && self.sync_seen.1 > 0 {
             self.sync_seen.0 / self.sync_seen.1 as f64 * (p.memory * n) as f64
         } else {
             0.0
@@ -454,7 +538,12 @@ impl Partition<'_> {
         let quiet = super::quiet::Capture::start(format!("rank {rank}, {}", context(access, &p)));
         self.comm.barrier();
         let t0 = mpi::time();
-        let mut batch = fixed.unwrap_or_else(|| planner.first());
+        let cap = calls.cap();
+        let mut batch = match calls {
+            Calls::Exactly(n) => n,
+            Calls::AtMost(n) => planner.first().min(n),
+            Calls::Budget => planner.first(),
+        };
         loop {
             for _ in 0..batch {
                 let id = ChunkId {
@@ -513,7 +602,7 @@ impl Partition<'_> {
                 }
                 done += 1;
             }
-            if fixed.is_some() {
+            if matches!(calls, Calls::Exactly(_)) || done >= cap {
                 break;
             }
             let local_fail = first_error.is_some() || self.interrupted().is_some();
@@ -535,7 +624,7 @@ impl Partition<'_> {
                 break;
             }
             match planner.next(done, elapsed) {
-                Some(b) => batch = b,
+                Some(b) => batch = b.min(cap - done),
                 None => break,
             }
         }

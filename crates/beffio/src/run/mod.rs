@@ -424,6 +424,7 @@ fn run_partitions(
                         time_s: partition_time(opts.time, size, n),
                         noshared: opts.noshared,
                         every_call: opts.check_every_call,
+                        reread_budget: opts.test_reread_budget.unwrap_or(1.0),
                         posix_baseline: opts.posix_baseline.then_some(None),
                         signal: signal.clone(),
                         wbuf: crate::markers::write_buffer((mpart / 8) as usize),
@@ -459,7 +460,7 @@ fn run_partition(
     corrupt: bool,
 ) -> Result<PartitionResult, String> {
     let start = mpi::time();
-    let mut counts = vec![0u64; PATTERN_COUNT];
+    let mut counts = exec::Counts::new(PATTERN_COUNT);
     let mut access: [AccessResult; 3] = Default::default();
     let mut plan = None;
     for a in Access::ALL {
@@ -484,9 +485,9 @@ fn run_partition(
                 plan = Some(segment_plan(
                     &part.table,
                     mpart,
-                    &counts[0..9],
-                    &counts[9..17],
-                    &counts[17..25],
+                    &counts.written[0..9],
+                    &counts.written[9..17],
+                    &counts.written[17..25],
                 ));
             }
             let (r, total) = part.run_type(t, a, &mut counts, plan.as_ref())?;
