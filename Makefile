@@ -15,7 +15,7 @@ MPI ?=
 # is tested once, with Open MPI 4.
 MPI_CRATES := -p xmpi -p mpiio -p sqmr -p beffio -p netns -p slurmtest
 
-.PHONY: deps build demo test lint bench $(addprefix test-,$(MPIS)) $(addprefix build-,$(MPIS))
+.PHONY: deps build demo test lint bench reframe $(addprefix test-,$(MPIS)) $(addprefix build-,$(MPIS))
 
 deps:
 	@scripts/install-deps.sh
@@ -36,8 +36,27 @@ demo: build
 
 ## The whole suite: formatting, clippy, every crate's tests with Open MPI 4, then the MPI
 ## crates' tests (runs, network-selection proofs, Slurm) on each of the other four MPIs.
+## The ReFrame checks under reframe/ run inside it, through ReFrame, on the local system
+## and the local Slurm, for the MPIs of XYLEM_REFRAME_MPIS (default openmpi4 mpich4):
+## crates/slurmtest/tests/reframe.rs, part of slurmtest's tests in each part.
 ## Each part prints its wall time (BENCHMARKS.md quotes them).
 test: deps lint $(addprefix test-,$(MPIS))
+
+## xylem's ReFrame checks (reframe/) with release binaries, on both systems of
+## reframe/settings.py (xylem-local, and xylem-slurm: a local two-node Slurm started for
+## the run), for each MPI of REFRAME_MPIS. ReFrame's performance log is appended to
+## results/reframe/perflogs/ (`xylem perflog` reads it), each session's stage, output
+## (with the benchmarks' JSON) and report.json in results/reframe/<stamp>-<system>-<mpi>/.
+## Small sizes (scripts/reframe-run.sh); XYLEM_REFRAME_FULL=1 for the checks' defaults.
+REFRAME_MPIS ?= openmpi4 mpich4
+reframe: deps
+	@set -e; for mpi in $(REFRAME_MPIS); do \
+	  scripts/with-mpi $$mpi -- $(CARGO) build --release -p sqmr -p beffio --bins; \
+	  XYLEM_BIN_DIR=$(CURDIR)/target/$$mpi/release XYLEM_REFRAME_MPIS=$$mpi \
+	  XYLEM_REFRAME_RESULTS=$(CURDIR)/results/reframe \
+	    scripts/with-mpi $$mpi -- $(CARGO) test -p slurmtest --test reframe -- --test-threads 1; \
+	done; \
+	echo "make reframe: performance log in results/reframe/perflogs/" >&2
 
 lint:
 	$(CARGO) fmt --all -- --check

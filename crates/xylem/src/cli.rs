@@ -34,6 +34,8 @@ pub enum Command {
     Plot(crate::plot::PlotArgs),
     /// Two results of one benchmark side by side, with ratios.
     Compare(crate::compare::CompareArgs),
+    /// ReFrame performance logs as series over time: a trend table, JSON or a plot.
+    Perflog(crate::perflog::PerflogArgs),
     /// Man pages and shell completions of sqmr, b_eff_io and xylem.
     Gen {
         /// What to generate.

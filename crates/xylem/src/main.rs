@@ -1,8 +1,8 @@
 //! `xylem`: the umbrella command of the xylem MPI benchmarks. `xylem net ...`: show this
 //! host's networks, resolve a network selection (dry run), or resolve it and exec a
 //! program with the settings in its environment; `xylem place ...`: launcher command
-//! lines; `xylem plot`, `xylem compare`: results to look at; `xylem gen`: man pages and
-//! shell completions.
+//! lines; `xylem plot`, `xylem compare`: results to look at; `xylem perflog`: ReFrame
+//! performance logs as series over time; `xylem gen`: man pages and shell completions.
 
 #![forbid(unsafe_code)]
 
@@ -12,6 +12,7 @@ mod detect;
 mod gen;
 mod net;
 mod out;
+mod perflog;
 mod place;
 mod plot;
 
@@ -43,6 +44,7 @@ fn main() -> ExitCode {
         cli::Command::Place { command } => place::main(command),
         cli::Command::Plot(args) => plot::main(args),
         cli::Command::Compare(args) => compare::main(args),
+        cli::Command::Perflog(args) => perflog::main(args),
         cli::Command::Gen { command } => gen::main(command),
     }
 }

@@ -1,0 +1,522 @@
+//! ReFrame performance logs: where ReFrame's records of xylem's checks meet our reports.
+//!
+//! ReFrame's `filelog` handler writes one file per system, partition and check: a header
+//! line naming the columns, then one line per run and environment, fields separated by
+//! `|`. Every performance variable `VAR` has the columns `VAR_value` and `VAR_unit` (and
+//! `VAR_ref`, `VAR_lower_thres`, `VAR_upper_thres`, `VAR_result` when the format has
+//! them). This module reads any such file whose header has `job_completion_time`: the
+//! layout of `reframe/settings.py`, and ReFrame's default layout (`result|
+//! job_completion_time|…`) too. A header line may come again further down (ReFrame writes
+//! a new one when the format changes); the lines after it follow it.
+//!
+//! The records become [`Series`]: one per (system, partition, environment, check,
+//! variable), points in time order, so that a month of nightly runs reads as a trend
+//! ([`text`], [`json`]) or a plot of value against date ([`plot`]). Times are read as
+//! written (`YYYY-MM-DDTHH:MM:SS`, the default of ReFrame's `datefmt`); a zone suffix is
+//! kept in the text but not applied.
+
+use std::collections::BTreeMap;
+use std::fmt::Write as _;
+use std::path::Path;
+
+use plotters::prelude::*;
+use serde::Serialize;
+
+use crate::error::Error;
+use crate::load::Result;
+use crate::plot::{draw_error, font, png_file, style, Format};
+
+/// The column every perflog header has (and no record has as a value).
+pub const TIME_COLUMN: &str = "job_completion_time";
+
+/// One measurement of one variable.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Point {
+    /// `job_completion_time` as written.
+    pub time: String,
+    /// The same as days since 1970-01-01 (fractional), for ordering and plotting.
+    pub day: f64,
+    /// The figure.
+    pub value: f64,
+    /// `VAR_result` (`pass`, `fail`, `xfail`), when the log has it.
+    pub result: Option<String>,
+    /// `VAR_ref`, when the log has it and it is a number.
+    pub reference: Option<f64>,
+}
+
+/// Every point of one variable of one check in one environment on one partition.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Series {
+    /// `system:partition` (what the log's columns say, empty when it has none).
+    pub system: String,
+    /// The programming environment (for xylem's checks: the MPI installation).
+    pub environ: String,
+    /// The check's name (`name`, else `display_name`, else the file's name).
+    pub check: String,
+    /// The performance variable.
+    pub variable: String,
+    /// Its unit (the first record's).
+    pub unit: String,
+    /// In time order.
+    pub points: Vec<Point>,
+}
+
+impl Series {
+    /// The label of the series in tables and legends.
+    pub fn label(&self) -> String {
+        format!("{} {} {}", self.system, self.environ, self.check)
+    }
+
+    /// The median of the values (the lower middle for an even count).
+    pub fn median(&self) -> f64 {
+        let mut v: Vec<f64> = self.points.iter().map(|p| p.value).collect();
+        v.sort_by(f64::total_cmp);
+        v[(v.len() - 1) / 2]
+    }
+}
+
+/// Days since 1970-01-01 of `YYYY-MM-DDTHH:MM:SS…` (a space for the `T` too), or `None`.
+pub fn day_of(time: &str) -> Option<f64> {
+    let num = |s: &str| s.parse::<i64>().ok();
+    let (date, clock) = time.get(..10).zip(time.get(11..19))?;
+    let mut d = date.split('-');
+    let (y, m, dd) = (num(d.next()?)?, num(d.next()?)?, num(d.next()?)?);
+    let mut c = clock.split(':');
+    let (h, mi, s) = (num(c.next()?)?, num(c.next()?)?, num(c.next()?)?);
+    if !(1..=12).contains(&m) || !(1..=31).contains(&dd) || h > 23 || mi > 59 || s > 60 {
+        return None;
+    }
+    // Days from civil (Howard Hinnant's algorithm).
+    let y = if m <= 2 { y - 1 } else { y };
+    let era = y.div_euclid(400);
+    let yoe = y - era * 400;
+    let mp = (m + 9) % 12;
+    let doy = (153 * mp + 2) / 5 + dd - 1;
+    let doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
+    let days = era * 146_097 + doe - 719_468;
+    Some(days as f64 + (h * 3600 + mi * 60 + s) as f64 / 86_400.0)
+}
+
+/// The date `YYYY-MM-DD` of days since 1970-01-01 (the plot's ticks).
+pub fn date_of(day: f64) -> String {
+    let z = day.floor() as i64 + 719_468;
+    let era = z.div_euclid(146_097);
+    let doe = z - era * 146_097;
+    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
+    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    let mp = (5 * doy + 2) / 153;
+    let d = doy - (153 * mp + 2) / 5 + 1;
+    let m = if mp < 10 { mp + 3 } else { mp - 9 };
+    let y = yoe + era * 400 + i64::from(m <= 2);
+    format!("{y:04}-{m:02}-{d:02}")
+}
+
+/// The series in the text of one perflog (`source` names it in errors and is the check's
+/// name when the log has no name column), merged into `into`.
+pub fn parse_into(
+    text: &str,
+    source: &str,
+    into: &mut BTreeMap<(String, String, String, String), Series>,
+) -> Result<()> {
+    let bad = |line: usize, what: String| Error::Empty {
+        path: format!("{source}, line {line}"),
+        what,
+    };
+    let fallback_check = Path::new(source)
+        .file_stem()
+        .map(|s| s.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    let mut header: Option<Vec<&str>> = None;
+    for (i, line) in text.lines().enumerate() {
+        let n = i + 1;
+        if line.trim().is_empty() {
+            continue;
+        }
+        let fields: Vec<&str> = line.split('|').collect();
+        if fields.contains(&TIME_COLUMN) {
+            header = Some(fields);
+            continue;
+        }
+        let Some(columns) = &header else {
+            return Err(bad(
+                n,
+                format!(
+                    "a record before any header line; a ReFrame perflog (filelog handler) \
+                     starts with a header naming `{TIME_COLUMN}`"
+                ),
+            ));
+        };
+        if fields.len() != columns.len() {
+            return Err(bad(
+                n,
+                format!(
+                    "{} fields where the header has {} columns",
+                    fields.len(),
+                    columns.len()
+                ),
+            ));
+        }
+        let get = |name: &str| {
+            columns
+                .iter()
+                .position(|c| *c == name)
+                .map(|k| fields[k])
+                .filter(|v| !v.is_empty() && *v != "None")
+        };
+        let time = get(TIME_COLUMN).unwrap_or_default().to_string();
+        let Some(day) = day_of(&time) else {
+            return Err(bad(
+                n,
+                format!("`{TIME_COLUMN}` is {time:?}, not YYYY-MM-DDTHH:MM:SS"),
+            ));
+        };
+        let system = match (get("system"), get("partition")) {
+            (Some(s), Some(p)) => format!("{s}:{p}"),
+            (Some(s), None) => s.to_string(),
+            _ => String::new(),
+        };
+        let environ = get("environ").unwrap_or_default().to_string();
+        let check = get("name")
+            .or_else(|| get("display_name"))
+            .unwrap_or(&fallback_check)
+            .to_string();
+        for (k, column) in columns.iter().enumerate() {
+            let Some(variable) = column.strip_suffix("_value") else {
+                continue;
+            };
+            // A failed run logs `None` for what it could not measure.
+            let Ok(value) = fields[k].parse::<f64>() else {
+                continue;
+            };
+            let key = (
+                system.clone(),
+                environ.clone(),
+                check.clone(),
+                variable.to_string(),
+            );
+            let series = into.entry(key).or_insert_with(|| Series {
+                system: system.clone(),
+                environ: environ.clone(),
+                check: check.clone(),
+                variable: variable.to_string(),
+                unit: get(&format!("{variable}_unit"))
+                    .unwrap_or_default()
+                    .to_string(),
+                points: Vec::new(),
+            });
+            series.points.push(Point {
+                time: time.clone(),
+                day,
+                value,
+                result: get(&format!("{variable}_result")).map(str::to_string),
+                reference: get(&format!("{variable}_ref")).and_then(|r| r.parse().ok()),
+            });
+        }
+    }
+    if header.is_none() {
+        return Err(Error::Empty {
+            path: source.to_string(),
+            what: format!("no header line naming `{TIME_COLUMN}`: not a ReFrame perflog"),
+        });
+    }
+    Ok(())
+}
+
+/// Every series of the perflogs `files`, those of `variables` only when it is not empty,
+/// each in time order; an error when there is none.
+pub fn load_files(files: &[&Path], variables: &[String]) -> Result<Vec<Series>> {
+    let mut all = BTreeMap::new();
+    for path in files {
+        let text = std::fs::read_to_string(path).map_err(|source| Error::Read {
+            path: path.to_path_buf(),
+            source,
+        })?;
+        parse_into(&text, &path.display().to_string(), &mut all)?;
+    }
+    let mut series: Vec<Series> = all
+        .into_values()
+        .filter(|s| variables.is_empty() || variables.contains(&s.variable))
+        .collect();
+    for s in &mut series {
+        s.points.sort_by(|a, b| a.day.total_cmp(&b.day));
+    }
+    if series.is_empty() {
+        let names: Vec<String> = files.iter().map(|p| p.display().to_string()).collect();
+        return Err(Error::Empty {
+            path: names.join(", "),
+            what: if variables.is_empty() {
+                "no performance figure in these perflogs".to_string()
+            } else {
+                format!("no figure of {} in these perflogs", variables.join(", "))
+            },
+        });
+    }
+    Ok(series)
+}
+
+/// A table: per series its runs, first and last time, minimum, median, maximum, the
+/// last value and its ratio to the median, and how many runs failed that variable.
+pub fn text(series: &[Series]) -> String {
+    let mut out = String::new();
+    let _ = writeln!(
+        out,
+        "{:<46} {:<14} {:>4} {:<19} {:<19} {:>14} {:>14} {:>14} {:>14} {:>7} {:>5}  unit",
+        "system environ check",
+        "variable",
+        "runs",
+        "first",
+        "last",
+        "min",
+        "median",
+        "max",
+        "last",
+        "last/md",
+        "fail"
+    );
+    for s in series {
+        let values = s.points.iter().map(|p| p.value);
+        let min = values.clone().fold(f64::INFINITY, f64::min);
+        let max = values.fold(f64::NEG_INFINITY, f64::max);
+        let median = s.median();
+        let (first, last) = (&s.points[0], &s.points[s.points.len() - 1]);
+        let fails = s
+            .points
+            .iter()
+            .filter(|p| p.result.as_deref() == Some("fail"))
+            .count();
+        let ratio = if median != 0.0 {
+            format!("{:.3}", last.value / median)
+        } else {
+            "-".to_string()
+        };
+        let _ = writeln!(
+            out,
+            "{:<46} {:<14} {:>4} {:<19} {:<19} {:>14.3} {:>14.3} {:>14.3} {:>14.3} {:>7} {:>5}  {}",
+            s.label(),
+            s.variable,
+            s.points.len(),
+            short_time(&first.time),
+            short_time(&last.time),
+            min,
+            median,
+            max,
+            last.value,
+            ratio,
+            fails,
+            s.unit
+        );
+    }
+    out
+}
+
+fn short_time(time: &str) -> &str {
+    time.get(..19).unwrap_or(time)
+}
+
+/// Every series with all its points, as one JSON document.
+pub fn json(series: &[Series]) -> String {
+    #[derive(Serialize)]
+    struct Out<'a> {
+        source: &'static str,
+        series: &'a [Series],
+    }
+    let mut text = serde_json::to_string_pretty(&Out {
+        source: "reframe perflog",
+        series,
+    })
+    .expect("series serialise");
+    text.push('\n');
+    text
+}
+
+/// Width of the picture, and height of each variable's panel.
+pub const WIDTH: u32 = 1200;
+/// Height of one variable's panel.
+pub const PANEL_HEIGHT: u32 = 360;
+
+/// Value against date, one panel per variable (in the order of the first series that has
+/// it), one line with points per series, as the bytes of an SVG or PNG file.
+pub fn plot(series: &[Series], format: Format) -> Result<Vec<u8>> {
+    if series.is_empty() {
+        return Err(Error::Usage("no series to plot".to_string()));
+    }
+    font::ensure()?;
+    let mut variables: Vec<&str> = Vec::new();
+    for s in series {
+        if !variables.contains(&s.variable.as_str()) {
+            variables.push(&s.variable);
+        }
+    }
+    let size = (WIDTH, PANEL_HEIGHT * variables.len() as u32 + 40);
+    match format {
+        Format::Svg => {
+            let mut text = String::new();
+            {
+                let root = SVGBackend::with_string(&mut text, size).into_drawing_area();
+                draw(&root, series, &variables)?;
+                root.present().map_err(draw_error)?;
+            }
+            Ok(text.into_bytes())
+        }
+        Format::Png => {
+            let mut pixels = vec![0u8; size.0 as usize * size.1 as usize * 3];
+            {
+                let root = BitMapBackend::with_buffer(&mut pixels, size).into_drawing_area();
+                draw(&root, series, &variables)?;
+                root.present().map_err(draw_error)?;
+            }
+            png_file::encode(&pixels, size)
+        }
+    }
+}
+
+fn draw<DB: DrawingBackend>(
+    root: &DrawingArea<DB, plotters::coord::Shift>,
+    series: &[Series],
+    variables: &[&str],
+) -> Result<()> {
+    root.fill(&WHITE).map_err(draw_error)?;
+    let root = root
+        .titled(
+            "ReFrame performance log: value by date",
+            (font::FAMILY, style::TITLE),
+        )
+        .map_err(draw_error)?;
+    let panels = root.split_evenly((variables.len(), 1));
+    for (panel, variable) in panels.iter().zip(variables) {
+        let mine: Vec<(usize, &Series)> = series
+            .iter()
+            .enumerate()
+            .filter(|(_, s)| s.variable == *variable)
+            .collect();
+        let points = mine.iter().flat_map(|(_, s)| &s.points);
+        let (mut x0, mut x1, mut y1) = (f64::INFINITY, f64::NEG_INFINITY, 0.0f64);
+        for p in points {
+            x0 = x0.min(p.day);
+            x1 = x1.max(p.day);
+            y1 = y1.max(p.value);
+        }
+        // One run (or one day) still gets a day's width; the values start at 0.
+        if x1 - x0 < 1.0 {
+            x0 -= 0.5;
+            x1 += 0.5;
+        }
+        let y1 = if y1 > 0.0 { y1 * 1.1 } else { 1.0 };
+        // A few days or less: the ticks say the time of day too.
+        let within_days = x1 - x0 < 3.0;
+        let unit = &mine[0].1.unit;
+        let mut chart = ChartBuilder::on(panel)
+            .caption(*variable, (font::FAMILY, style::CAPTION))
+            .margin(12)
+            .x_label_area_size(36)
+            .y_label_area_size(90)
+            .build_cartesian_2d(x0..x1, 0.0..y1)
+            .map_err(draw_error)?;
+        chart
+            .configure_mesh()
+            .x_labels(8)
+            .x_label_formatter(&|d| {
+                if within_days {
+                    let minutes = ((d - d.floor()) * 1440.0).round() as i64;
+                    format!(
+                        "{} {:02}:{:02}",
+                        date_of(*d),
+                        minutes / 60 % 24,
+                        minutes % 60
+                    )
+                } else {
+                    date_of(*d)
+                }
+            })
+            .y_desc(unit.as_str())
+            .label_style((font::FAMILY, style::TICK))
+            .axis_desc_style((font::FAMILY, style::LABEL))
+            .draw()
+            .map_err(draw_error)?;
+        for (i, s) in &mine {
+            let colour = style::colour(*i);
+            let xy: Vec<(f64, f64)> = s.points.iter().map(|p| (p.day, p.value)).collect();
+            chart
+                .draw_series(LineSeries::new(xy.clone(), colour.stroke_width(2)))
+                .map_err(draw_error)?
+                .label(s.label())
+                .legend(move |(x, y)| {
+                    PathElement::new(vec![(x, y), (x + 20, y)], colour.stroke_width(3))
+                });
+            chart
+                .draw_series(xy.into_iter().map(|p| Circle::new(p, 3, colour.filled())))
+                .map_err(draw_error)?;
+        }
+        chart
+            .configure_series_labels()
+            .position(SeriesLabelPosition::LowerRight)
+            .background_style(WHITE.mix(0.85))
+            .border_style(BLACK)
+            .label_font((font::FAMILY, style::TICK))
+            .draw()
+            .map_err(draw_error)?;
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn days_and_dates_round_trip() {
+        assert_eq!(day_of("1970-01-01T00:00:00"), Some(0.0));
+        assert_eq!(day_of("1970-01-02T12:00:00"), Some(1.5));
+        let d = day_of("2026-12-02T15:16:39+0000").unwrap();
+        assert_eq!(date_of(d), "2026-12-02");
+        assert_eq!(
+            date_of(day_of("2024-02-29 23:59:59").unwrap()),
+            "2024-02-29"
+        );
+        assert_eq!(day_of("2026-13-02T15:16:39"), None);
+        assert_eq!(day_of("yesterday"), None);
+    }
+
+    #[test]
+    fn default_layout_and_repeated_headers_are_read() {
+        // ReFrame's default format: result first, perf columns without _ref & co.
+        let log = "result|job_completion_time|system|partition|environ|name|bw_value|bw_unit\n\
+                   pass|2026-01-02T03:00:00|s|p|e|t|10.5|MB/s\n\
+                   fail|2026-01-01T03:00:00|s|p|e|t|None|MB/s\n\
+                   job_completion_time|name|bw_value|bw_unit|lat_value|lat_unit\n\
+                   2026-01-03T03:00:00|t|12|MB/s|3|us\n";
+        let mut all = BTreeMap::new();
+        parse_into(log, "x/t.log", &mut all).unwrap();
+        let series: Vec<&Series> = all.values().collect();
+        assert_eq!(series.len(), 3, "{series:?}");
+        let bw = all
+            .get(&("s:p".into(), "e".into(), "t".into(), "bw".into()))
+            .unwrap();
+        assert_eq!(bw.points.len(), 1);
+        assert_eq!(bw.points[0].value, 10.5);
+        assert_eq!(bw.unit, "MB/s");
+        // The second header has no system column: another series.
+        assert!(all.contains_key(&(String::new(), String::new(), "t".into(), "lat".into())));
+    }
+
+    #[test]
+    fn what_is_not_a_perflog_is_named() {
+        let mut all = BTreeMap::new();
+        let e = parse_into("a|b\n1|2\n", "f.log", &mut all).unwrap_err();
+        assert!(e.to_string().contains("before any header"), "{e}");
+        let e = parse_into(
+            "job_completion_time|x_value\n2026-01-01T00:00:00\n",
+            "f",
+            &mut all,
+        )
+        .unwrap_err();
+        assert!(
+            e.to_string().contains("1 fields where the header has 2"),
+            "{e}"
+        );
+        let e = parse_into("job_completion_time|x_value\nnoon|1\n", "f", &mut all).unwrap_err();
+        assert!(e.to_string().contains("not YYYY-MM-DD"), "{e}");
+        let e = parse_into("", "empty.log", &mut all).unwrap_err();
+        assert!(e.to_string().contains("not a ReFrame perflog"), "{e}");
+    }
+}
