@@ -61,19 +61,22 @@ pub fn b_eff_io_2_1(partition: &PartitionResult) -> f64 {
 /// 2.1's system figure: the partition with the largest 2.1 figure, and that figure (what
 /// the `.sum` and `.prot` files in 2.1's layout end with).
 pub fn system_best_2_1(partitions: &[PartitionResult]) -> Option<(usize, f64)> {
-    partitions
-        .iter()
-        .enumerate()
-        .map(|(i, p)| (i, b_eff_io_2_1(p)))
-        .max_by(|a, b| a.1.total_cmp(&b.1))
+    best_by(partitions, b_eff_io_2_1)
 }
 
 /// The system figure: the partition with the largest paper figure, and that figure.
 pub fn system_best(partitions: &[PartitionResult]) -> Option<(usize, f64)> {
+    best_by(partitions, b_eff_io_paper)
+}
+
+fn best_by(
+    partitions: &[PartitionResult],
+    figure: fn(&PartitionResult) -> f64,
+) -> Option<(usize, f64)> {
     partitions
         .iter()
         .enumerate()
-        .map(|(i, p)| (i, b_eff_io_paper(p)))
+        .map(|(i, p)| (i, figure(p)))
         .max_by(|a, b| a.1.total_cmp(&b.1))
 }
 

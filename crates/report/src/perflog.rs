@@ -15,6 +15,7 @@
 //! written (`YYYY-MM-DDTHH:MM:SS`, the default of ReFrame's `datefmt`); a zone suffix is
 //! kept in the text but not applied.
 
+use chrono::{DateTime, NaiveDate, NaiveTime};
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
 use std::path::Path;
@@ -24,7 +25,7 @@ use serde::Serialize;
 
 use crate::error::Error;
 use crate::load::Result;
-use crate::plot::{draw_error, font, png_file, style, Format};
+use crate::plot::{draw_error, font, render, style, Format};
 
 /// The column every perflog header has (and no record has as a value).
 pub const TIME_COLUMN: &str = "job_completion_time";
@@ -77,38 +78,19 @@ impl Series {
 
 /// Days since 1970-01-01 of `YYYY-MM-DDTHH:MM:SS…` (a space for the `T` too), or `None`.
 pub fn day_of(time: &str) -> Option<f64> {
-    let num = |s: &str| s.parse::<i64>().ok();
     let (date, clock) = time.get(..10).zip(time.get(11..19))?;
-    let mut d = date.split('-');
-    let (y, m, dd) = (num(d.next()?)?, num(d.next()?)?, num(d.next()?)?);
-    let mut c = clock.split(':');
-    let (h, mi, s) = (num(c.next()?)?, num(c.next()?)?, num(c.next()?)?);
-    if !(1..=12).contains(&m) || !(1..=31).contains(&dd) || h > 23 || mi > 59 || s > 60 {
-        return None;
-    }
-    // Days from civil (Howard Hinnant's algorithm).
-    let y = if m <= 2 { y - 1 } else { y };
-    let era = y.div_euclid(400);
-    let yoe = y - era * 400;
-    let mp = (m + 9) % 12;
-    let doy = (153 * mp + 2) / 5 + dd - 1;
-    let doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
-    let days = era * 146_097 + doe - 719_468;
-    Some(days as f64 + (h * 3600 + mi * 60 + s) as f64 / 86_400.0)
+    let date = NaiveDate::parse_from_str(date, "%Y-%m-%d").ok()?;
+    let clock = NaiveTime::parse_from_str(clock, "%H:%M:%S").ok()?;
+    let seconds = date.and_time(clock).and_utc().timestamp();
+    Some(seconds as f64 / 86_400.0)
 }
 
 /// The date `YYYY-MM-DD` of days since 1970-01-01 (the plot's ticks).
 pub fn date_of(day: f64) -> String {
-    let z = day.floor() as i64 + 719_468;
-    let era = z.div_euclid(146_097);
-    let doe = z - era * 146_097;
-    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
-    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
-    let mp = (5 * doy + 2) / 153;
-    let d = doy - (153 * mp + 2) / 5 + 1;
-    let m = if mp < 10 { mp + 3 } else { mp - 9 };
-    let y = yoe + era * 400 + i64::from(m <= 2);
-    format!("{y:04}-{m:02}-{d:02}")
+    DateTime::from_timestamp((day.floor() as i64) * 86_400, 0).map_or_else(
+        || format!("day {day}"),
+        |t| t.format("%Y-%m-%d").to_string(),
+    )
 }
 
 /// The series in the text of one perflog (`source` names it in errors and is the check's
@@ -348,26 +330,12 @@ pub fn plot(series: &[Series], format: Format) -> Result<Vec<u8>> {
         }
     }
     let size = (WIDTH, PANEL_HEIGHT * variables.len() as u32 + 40);
-    match format {
-        Format::Svg => {
-            let mut text = String::new();
-            {
-                let root = SVGBackend::with_string(&mut text, size).into_drawing_area();
-                draw(&root, series, &variables)?;
-                root.present().map_err(draw_error)?;
-            }
-            Ok(text.into_bytes())
-        }
-        Format::Png => {
-            let mut pixels = vec![0u8; size.0 as usize * size.1 as usize * 3];
-            {
-                let root = BitMapBackend::with_buffer(&mut pixels, size).into_drawing_area();
-                draw(&root, series, &variables)?;
-                root.present().map_err(draw_error)?;
-            }
-            png_file::encode(&pixels, size)
-        }
-    }
+    render(
+        size,
+        format,
+        |root| draw(root, series, &variables),
+        |root| draw(root, series, &variables),
+    )
 }
 
 fn draw<DB: DrawingBackend>(

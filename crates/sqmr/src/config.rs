@@ -9,7 +9,8 @@ use serde::{Deserialize, Serialize};
 
 use crate::options::Options;
 use crate::stats::{
-    Plan, Precision, DEFAULT_MAX_TIME_PER_SIZE_S, PRECISION_MAX_SAMPLES, PRECISION_MIN_SAMPLES,
+    min_samples_for, Plan, Precision, CONFIDENCE, DEFAULT_MAX_TIME_PER_SIZE_S,
+    PRECISION_MAX_SAMPLES,
 };
 
 /// The largest byte count one MPI call can move with `MPI_BYTE` (an `int` count).
@@ -108,7 +109,9 @@ impl Config {
         }
         let repeat = options.repeat as u64;
         let precision = options.precision.map(|percent| {
-            let min_samples = repeat.max(PRECISION_MIN_SAMPLES);
+            // Samples taken before the interval is first tested: the fewest that give
+            // one, or more with --repeat.
+            let min_samples = repeat.max(min_samples_for(CONFIDENCE) as u64);
             Precision {
                 percent,
                 max_time_per_size_s: options

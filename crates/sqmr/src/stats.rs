@@ -16,10 +16,6 @@ use serde::{Deserialize, Serialize};
 /// The confidence level of the interval.
 pub const CONFIDENCE: f64 = 0.95;
 
-/// With `--precision`: samples taken before the interval is first tested (the fewest
-/// that give a 95 % interval of the median).
-pub const PRECISION_MIN_SAMPLES: u64 = 6;
-
 /// With `--precision`: the most samples taken at one size.
 pub const PRECISION_MAX_SAMPLES: u64 = 1000;
 

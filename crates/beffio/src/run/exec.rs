@@ -515,10 +515,12 @@ impl Partition<'_> {
                 agree(self.comm, view.err().map(|e| self.io_message(e)))?;
             }
         }
-        let budget = match access {
-            Access::Write => pattern_time(self.time_s, p.u),
-            _ => pattern_time(self.time_s, p.u) * self.reread_budget,
+        let scale = if access == Access::Write {
+            1.0
+        } else {
+            self.reread_budget
         };
+        let budget = pattern_time(self.time_s, p.u) * scale;
         let extra = if access != Access::Read && self.sync_seen.1 > 0 {
             self.sync_seen.0 / self.sync_seen.1 as f64 * (p.memory * n) as f64
         } else {
@@ -541,8 +543,7 @@ impl Partition<'_> {
         let cap = calls.cap();
         let mut batch = match calls {
             Calls::Exactly(n) => n,
-            Calls::AtMost(n) => planner.first().min(n),
-            Calls::Budget => planner.first(),
+            Calls::AtMost(_) | Calls::Budget => planner.first().min(cap),
         };
         loop {
             for _ in 0..batch {

@@ -12,6 +12,7 @@ pub mod style;
 
 use std::path::Path;
 
+use plotters::coord::Shift;
 use plotters::prelude::*;
 
 use crate::error::Error;
@@ -59,12 +60,28 @@ pub fn plot(runs: &[Run], format: Format) -> Result<Vec<u8>> {
         Kind::Sqmr => sqmr::SIZE,
         Kind::BEffIo => beffio::size(&beffio_docs(runs)),
     };
+    render(
+        size,
+        format,
+        |root| draw(root, kind, runs),
+        |root| draw(root, kind, runs),
+    )
+}
+
+/// A picture of `size` pixels in `format`, as the bytes of the file: `svg` or `png` draws
+/// it (the same drawing function, once per backend).
+pub fn render(
+    size: (u32, u32),
+    format: Format,
+    svg: impl FnOnce(&DrawingArea<SVGBackend, Shift>) -> Result<()>,
+    png: impl FnOnce(&DrawingArea<BitMapBackend, Shift>) -> Result<()>,
+) -> Result<Vec<u8>> {
     match format {
         Format::Svg => {
             let mut text = String::new();
             {
                 let root = SVGBackend::with_string(&mut text, size).into_drawing_area();
-                draw(&root, kind, runs)?;
+                svg(&root)?;
                 root.present().map_err(draw_error)?;
             }
             Ok(text.into_bytes())
@@ -73,7 +90,7 @@ pub fn plot(runs: &[Run], format: Format) -> Result<Vec<u8>> {
             let mut pixels = vec![0u8; size.0 as usize * size.1 as usize * 3];
             {
                 let root = BitMapBackend::with_buffer(&mut pixels, size).into_drawing_area();
-                draw(&root, kind, runs)?;
+                png(&root)?;
                 root.present().map_err(draw_error)?;
             }
             png_file::encode(&pixels, size)
