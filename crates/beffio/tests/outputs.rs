@@ -48,22 +48,6 @@ fn wrapped(ranks: usize, script: &str, args: &[&str]) -> Job {
 const TO_DEV_FULL: &str = r#"exec "$0" "$@" >/dev/full"#;
 const TO_CLOSED_PIPE: &str = r#"set -o pipefail; "$0" "$@" | true"#;
 
-/// The lines of `stderr` that are b_eff_io's, without a launcher's report of the non-zero
-/// exit (Open MPI's between `-----` rules, hydra's lines of `=`).
-fn own_lines(stderr: &str) -> Vec<&str> {
-    let mut inside = false;
-    stderr
-        .lines()
-        .filter(|l| {
-            if l.starts_with("-----") {
-                inside = !inside;
-                return false;
-            }
-            !inside && !l.starts_with('=')
-        })
-        .collect()
-}
-
 fn visible(dir: &Path) -> Vec<String> {
     mpitest::dir_entries(dir)
         .into_iter()
@@ -189,7 +173,7 @@ fn an_existing_output_file_refuses_the_run_with_exit_2() {
     std::fs::write(&files[1], "precious").unwrap();
     let job = b_eff_io(2, &run_args("1", path.to_str().unwrap(), &files));
     assert_eq!(job.code, Some(2), "{job:#?}");
-    let errors: Vec<&str> = own_lines(&job.stderr)
+    let errors: Vec<&str> = mpitest::program_lines(&job.stderr)
         .into_iter()
         .filter(|l| l.contains("error"))
         .collect();
@@ -262,7 +246,7 @@ fn an_output_file_on_a_full_disk_is_absent_not_partial() {
     umount(&full);
     assert_eq!(job.code, Some(1), "{job:#?}");
     assert_eq!(
-        own_lines(&job.stderr)
+        mpitest::program_lines(&job.stderr)
             .into_iter()
             .filter(|l| l.contains("error"))
             .collect::<Vec<_>>(),
@@ -292,7 +276,7 @@ fn stdout_on_a_full_device_stops_every_rank_with_one_line() {
     );
     assert_eq!(job.code, Some(1), "{job:#?}");
     assert_eq!(
-        own_lines(&job.stderr),
+        mpitest::program_lines(&job.stderr),
         ["b_eff_io: error: cannot write to standard output: No space left on device"],
         "{}",
         job.stderr
@@ -320,7 +304,11 @@ fn a_closed_stdout_pipe_stops_every_rank_quietly() {
         ],
     );
     assert_eq!(job.code, Some(141), "{job:#?}");
-    assert!(own_lines(&job.stderr).is_empty(), "{}", job.stderr);
+    assert!(
+        mpitest::program_lines(&job.stderr).is_empty(),
+        "{}",
+        job.stderr
+    );
     assert!(mpitest::dir_entries(&path).is_empty());
     std::fs::remove_dir_all(&path).unwrap();
 }
@@ -330,12 +318,16 @@ fn help_on_a_full_device_or_a_closed_pipe() {
     let job = wrapped(1, TO_DEV_FULL, &["--help"]);
     assert_eq!(job.code, Some(1), "{job:#?}");
     assert_eq!(
-        own_lines(&job.stderr),
+        mpitest::program_lines(&job.stderr),
         ["b_eff_io: error: cannot write to standard output: No space left on device"],
         "{}",
         job.stderr
     );
     let job = wrapped(2, TO_CLOSED_PIPE, &["--version"]);
     assert_eq!(job.code, Some(141), "{job:#?}");
-    assert!(own_lines(&job.stderr).is_empty(), "{}", job.stderr);
+    assert!(
+        mpitest::program_lines(&job.stderr).is_empty(),
+        "{}",
+        job.stderr
+    );
 }

@@ -286,6 +286,32 @@ pub fn dir_entries(dir: &Path) -> Vec<String> {
     names
 }
 
+/// The lines of a job's `stderr` that its program printed: without a launcher's report of a
+/// non-zero exit (Open MPI's between `-----` rules, hydra's lines of `=`) and without the
+/// `[host:pid] PMIX ERROR: …` lines that Open MPI 5's `prterun` may print while it tears such
+/// a job down (its PMIx server finds the exited rank's connection gone: `PMIX_ERR_UNREACH`).
+pub fn program_lines(stderr: &str) -> Vec<&str> {
+    let mut inside = false;
+    stderr
+        .lines()
+        .filter(|l| {
+            if l.starts_with("-----") {
+                inside = !inside;
+                return false;
+            }
+            !inside && !l.starts_with('=') && !is_pmix_teardown(l)
+        })
+        .collect()
+}
+
+/// `[host:pid] PMIX ERROR: PMIX_ERR_UNREACH in file …`, printed by the launcher, not a rank.
+fn is_pmix_teardown(line: &str) -> bool {
+    line.starts_with('[')
+        && line
+            .split_once("] ")
+            .is_some_and(|(_, rest)| rest.starts_with("PMIX ERROR: PMIX_ERR_UNREACH"))
+}
+
 /// Whether this run is CI's (`CI=true`), where a test that cannot set itself up fails.
 pub fn in_ci() -> bool {
     std::env::var("CI").is_ok_and(|v| v == "true" || v == "1")
@@ -299,4 +325,29 @@ pub fn unavailable(why: &str) {
         panic!("CI=true, and this test cannot set itself up: {why}");
     }
     eprintln!("SKIPPED: {why}");
+}
+
+#[cfg(test)]
+mod tests {
+    use super::program_lines;
+
+    #[test]
+    fn launcher_reports_are_not_the_programs_lines() {
+        let stderr = "sqmr: error: one\n\
+            --------------------------------------------------------------------------\n\
+            prterun detected that one or more processes exited with non-zero status,\n\
+            --------------------------------------------------------------------------\n\
+            [vm:23528] PMIX ERROR: PMIX_ERR_UNREACH in file pmix_server.c at line 3146\n\
+            ===================================================================================\n\
+            [vm:1] PMIX ERROR: PMIX_ERR_NOT_FOUND in file x.c\n\
+            sqmr: error: two";
+        assert_eq!(
+            program_lines(stderr),
+            [
+                "sqmr: error: one",
+                "[vm:1] PMIX ERROR: PMIX_ERR_NOT_FOUND in file x.c",
+                "sqmr: error: two"
+            ]
+        );
+    }
 }

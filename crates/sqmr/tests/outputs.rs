@@ -45,22 +45,6 @@ fn lines_with<'a>(text: &'a str, needle: &str) -> Vec<&'a str> {
     text.lines().filter(|l| l.contains(needle)).collect()
 }
 
-/// The lines of `stderr` that are sqmr's, without a launcher's report of the non-zero
-/// exit (Open MPI's between `-----` rules, hydra's lines of `=`).
-fn own_lines(stderr: &str) -> Vec<&str> {
-    let mut inside = false;
-    stderr
-        .lines()
-        .filter(|l| {
-            if l.starts_with("-----") {
-                inside = !inside;
-                return false;
-            }
-            !inside && !l.starts_with('=')
-        })
-        .collect()
-}
-
 fn read_json(path: &Path) -> serde_json::Value {
     let text = std::fs::read_to_string(path).unwrap();
     serde_json::from_str(&text)
@@ -279,7 +263,7 @@ fn stdout_on_a_full_device_stops_every_rank_with_one_line() {
     );
     assert_eq!(job.code, Some(1), "{job:#?}");
     assert_eq!(
-        own_lines(&job.stderr),
+        mpitest::program_lines(&job.stderr),
         ["ERROR cannot write to standard output: No space left on device"],
         "{}",
         job.stderr
@@ -293,7 +277,11 @@ fn stdout_on_a_full_device_stops_every_rank_with_one_line() {
 fn a_closed_stdout_pipe_stops_every_rank_quietly() {
     let job = wrapped(2, TO_CLOSED_PIPE, &SHORT);
     assert_eq!(job.code, Some(141), "{job:#?}");
-    assert!(own_lines(&job.stderr).is_empty(), "{}", job.stderr);
+    assert!(
+        mpitest::program_lines(&job.stderr).is_empty(),
+        "{}",
+        job.stderr
+    );
 }
 
 #[test]
@@ -301,12 +289,16 @@ fn help_on_a_full_device_or_a_closed_pipe() {
     let job = wrapped(1, TO_DEV_FULL, &["--help"]);
     assert_eq!(job.code, Some(1), "{job:#?}");
     assert_eq!(
-        own_lines(&job.stderr),
+        mpitest::program_lines(&job.stderr),
         ["ERROR cannot write to standard output: No space left on device"],
         "{}",
         job.stderr
     );
     let job = wrapped(1, TO_CLOSED_PIPE, &["--version"]);
     assert_eq!(job.code, Some(141), "{job:#?}");
-    assert!(own_lines(&job.stderr).is_empty(), "{}", job.stderr);
+    assert!(
+        mpitest::program_lines(&job.stderr).is_empty(),
+        "{}",
+        job.stderr
+    );
 }
