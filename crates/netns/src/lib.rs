@@ -10,8 +10,11 @@
 //! | [`DATA_A`] | `data0` | `ens1f0` | 10.20.0.0/24 | data A |
 //! | [`DATA_B`] | `data1` | `ens1f1` | 10.30.0.0/24 | data B |
 //!
-//! Each host has its own host name (a UTS namespace per command) and `/etc/hosts` (through
-//! `/etc/netns/HOST/hosts`); IPv6 is off so that neighbour discovery does not pollute the
+//! Each host has its own host name (a UTS namespace per command), its own mount table (one
+//! mount namespace per host, with the host's `/sys` and its `/etc/hosts` from
+//! `/etc/netns/HOST/hosts`, held open by a process named `xylem-host-HOST`), so that a file
+//! system mounted on one host, such as a distributed file system's client, is seen by that
+//! host's processes alone. IPv6 is off so that neighbour discovery does not pollute the
 //! counters. A small agent script stands in for ssh. Everything is torn down on drop,
 //! and the cluster holds the global MPI job lock while it lives.
 //!
@@ -21,10 +24,12 @@
 use std::collections::BTreeMap;
 use std::fs;
 use std::path::{Path, PathBuf};
-use std::process::Command;
+use std::process::{Child, Command, Stdio};
 use std::time::Duration;
 
 pub use mpitest::{Family, Installation, Job};
+
+pub mod gluster;
 
 /// The hosts of the cluster; the first one runs the launcher.
 pub const HOSTS: [&str; 2] = ["xyh1", "xyh2"];
@@ -89,6 +94,8 @@ pub type Counters = BTreeMap<(String, String), (u64, u64)>;
 pub struct Cluster {
     dir: tempfile::TempDir,
     agent: PathBuf,
+    /// The processes that hold each host's mount namespace, in [`HOSTS`] order.
+    holders: Vec<Child>,
     _lock: mpitest::JobLock,
 }
 
@@ -112,7 +119,62 @@ fn sh(args: &[&str]) -> Result<String, String> {
     }
 }
 
+/// The name a host's mount-namespace holder runs under (`exec -a`), by which a later
+/// cluster finds one that a killed test left behind.
+fn holder_name(host: &str) -> String {
+    format!("xylem-host-{host}")
+}
+
+/// The pids whose command line starts with `prefix`.
+pub(crate) fn pids_named(prefix: &str) -> Vec<u32> {
+    let Ok(entries) = fs::read_dir("/proc") else {
+        return Vec::new();
+    };
+    entries
+        .filter_map(|e| e.ok()?.file_name().to_str()?.parse::<u32>().ok())
+        .filter(|pid| {
+            fs::read(format!("/proc/{pid}/cmdline")).is_ok_and(|c| c.starts_with(prefix.as_bytes()))
+        })
+        .collect()
+}
+
+/// Every process whose mount namespace is `ns` (the link target of `/proc/PID/ns/mnt`).
+pub(crate) fn processes_in_mount_namespace(ns: &Path) -> Vec<u32> {
+    let Ok(entries) = fs::read_dir("/proc") else {
+        return Vec::new();
+    };
+    entries
+        .filter_map(|e| e.ok()?.file_name().to_str()?.parse::<u32>().ok())
+        .filter(|pid| {
+            fs::read_link(format!("/proc/{pid}/ns/mnt")).is_ok_and(|link| link.as_path() == ns)
+        })
+        .collect()
+}
+
+pub(crate) fn kill(pid: u32) {
+    let _ = Command::new("kill")
+        .args(["-KILL", &pid.to_string()])
+        .stderr(Stdio::null())
+        .status();
+}
+
+/// Stops every process left in a host's mount namespace (its holder included): the
+/// namespace, and every mount made in it, goes with the last of them.
+fn stop_host_namespaces() {
+    for host in HOSTS {
+        for holder in pids_named(&holder_name(host)) {
+            if let Ok(ns) = fs::read_link(format!("/proc/{holder}/ns/mnt")) {
+                for pid in processes_in_mount_namespace(&ns) {
+                    kill(pid);
+                }
+            }
+            kill(holder);
+        }
+    }
+}
+
 fn teardown() {
+    stop_host_namespaces();
     for host in HOSTS {
         let _ = Command::new("ip").args(["netns", "del", host]).output();
         let _ = fs::remove_dir_all(Path::new("/etc/netns").join(host));
@@ -133,9 +195,10 @@ impl Cluster {
         teardown();
         let dir = tempfile::tempdir().map_err(|e| Unavailable(e.to_string()))?;
         let agent = dir.path().join("agent");
-        let cluster = Cluster {
+        let mut cluster = Cluster {
             dir,
             agent,
+            holders: Vec::new(),
             _lock: lock,
         };
         cluster.build().map_err(|e| {
@@ -145,7 +208,7 @@ impl Cluster {
         Ok(cluster)
     }
 
-    fn build(&self) -> Result<(), String> {
+    fn build(&mut self) -> Result<(), String> {
         for host in HOSTS {
             sh(&["ip", "netns", "add", host])?;
             for key in ["all", "default"] {
@@ -172,9 +235,18 @@ impl Cluster {
                 sh(&["ip", "-n", host, "link", "set", link.on(j), "up"])?;
             }
         }
-        let script = "#!/bin/sh\n\
+        for host in HOSTS {
+            let holder = self.hold_mount_namespace(host)?;
+            self.holders.push(holder);
+        }
+        let mut cases = String::new();
+        for (host, holder) in HOSTS.iter().zip(&self.holders) {
+            cases += &format!("    {host}) pid={} ;;\n", holder.id());
+        }
+        let script = format!(
+            "#!/bin/sh\n\
             # An ssh stand-in: skip ssh-style options, take the host, run the rest as one\n\
-            # shell command line inside that host's namespace with its own host name.\n\
+            # shell command line inside that host's namespaces with its own host name.\n\
             while [ $# -gt 0 ]; do\n\
               case \"$1\" in\n\
                 -o|-l|-p|-i|-F) shift 2 ;;\n\
@@ -183,7 +255,11 @@ impl Cluster {
               esac\n\
             done\n\
             host=$1; shift\n\
-            exec ip netns exec \"$host\" unshare --uts sh -c \"hostname $host; $*\"\n";
+            case \"$host\" in\n{cases}\
+                *) echo \"agent: no host $host\" >&2; exit 255 ;;\n\
+            esac\n\
+            exec nsenter -t \"$pid\" --mount --net unshare --uts sh -c \"hostname $host; $*\"\n"
+        );
         fs::write(&self.agent, script).map_err(|e| e.to_string())?;
         sh(&["chmod", "+x", self.agent.to_str().unwrap()])?;
         // The links come up asynchronously: the kernel marks a link running (operstate
@@ -214,6 +290,71 @@ impl Cluster {
             .map_err(|e| format!("link {} does not carry traffic: {e}", link.name))?;
         }
         Ok(())
+    }
+
+    /// Starts the process that holds `host`'s mount namespace: a copy of this machine's
+    /// mount table, slave to it (a mount made on the machine later shows on every host),
+    /// with the sysfs of the host's network namespace (what `ip netns exec` gives a
+    /// command, and where MPI libraries look for network devices) and its `/etc/hosts`.
+    fn hold_mount_namespace(&self, host: &str) -> Result<Child, String> {
+        let setup = format!(
+            "umount -l /sys && mount -t sysfs sysfs /sys && \
+             mount --bind /etc/netns/{host}/hosts /etc/hosts && \
+             exec -a {} sleep infinity",
+            holder_name(host)
+        );
+        let mut child = Command::new("nsenter")
+            .arg(format!("--net=/run/netns/{host}"))
+            .args(["unshare", "--mount", "--propagation", "slave", "bash", "-c"])
+            .arg(&setup)
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(Stdio::piped())
+            .spawn()
+            .map_err(|e| format!("nsenter for {host}'s mount namespace: {e}"))?;
+        let name = holder_name(host);
+        for _ in 0..200 {
+            if let Ok(Some(status)) = child.try_wait() {
+                let mut why = String::new();
+                if let Some(mut err) = child.stderr.take() {
+                    let _ = std::io::Read::read_to_string(&mut err, &mut why);
+                }
+                return Err(format!(
+                    "{host}'s mount namespace could not be set up ({status}): {}",
+                    why.trim()
+                ));
+            }
+            let cmdline = fs::read(format!("/proc/{}/cmdline", child.id())).unwrap_or_default();
+            if cmdline.starts_with(name.as_bytes()) {
+                return Ok(child);
+            }
+            std::thread::sleep(Duration::from_millis(10));
+        }
+        let _ = child.kill();
+        Err(format!(
+            "{host}'s mount namespace holder did not start in 2 s"
+        ))
+    }
+
+    /// A command that runs `argv` on host `host` (an index into [`HOSTS`]): in its network
+    /// and mount namespaces, with its host name, in this process's working directory.
+    pub fn on_host<S: AsRef<std::ffi::OsStr>>(&self, host: usize, argv: &[S]) -> Command {
+        let mut command = Command::new("nsenter");
+        command.args([
+            "-t",
+            &self.holders[host].id().to_string(),
+            "--mount",
+            "--net",
+        ]);
+        if let Ok(cwd) = std::env::current_dir() {
+            command.arg(format!("--wd={}", cwd.display()));
+        }
+        command
+            .args(["unshare", "--uts", "sh", "-c"])
+            .arg(format!("hostname {}; exec \"$@\"", HOSTS[host]))
+            .arg("sh")
+            .args(argv);
+        command
     }
 
     /// A scratch directory that lives as long as the cluster.
@@ -341,12 +482,7 @@ impl Cluster {
             ),
         }
         inner.extend(program.iter().map(|s| s.to_string()));
-        let mut command = Command::new("ip");
-        command
-            .args(["netns", "exec", HOSTS[0], "unshare", "--uts", "sh", "-c"])
-            .arg(format!("hostname {}; exec \"$@\"", HOSTS[0]))
-            .arg("sh")
-            .args(&inner);
+        let mut command = self.on_host(0, &inner);
         for (key, value) in network_defaults(mpi) {
             if !env.iter().any(|(k, _)| k == key) {
                 command.env(key, value);
@@ -389,6 +525,10 @@ pub fn cluster_or_skip() -> Option<Cluster> {
 impl Drop for Cluster {
     fn drop(&mut self) {
         teardown();
+        for holder in &mut self.holders {
+            let _ = holder.kill();
+            let _ = holder.wait();
+        }
     }
 }
 

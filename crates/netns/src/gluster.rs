@@ -1,0 +1,323 @@
+//! A GlusterFS volume across the cluster's hosts, for b_eff_io on a distributed file system.
+//!
+//! [`Volume::start`] runs one `glusterd` per host, each in its host's network namespace and
+//! in a mount namespace of its own in which its state (`/var/lib/glusterd`), its sockets
+//! (`/run`) and its logs (`/var/log/glusterfs`) are directories under [`STATE_ROOT`], so the
+//! two daemons are two servers. The first probes the second, a volume of one brick per host
+//! is created ([`Layout::Distributed`]: each file on one of the bricks; [`Layout::Replicated`]:
+//! every file on both) and started, and every host mounts it with the FUSE client at the
+//! same path ([`Volume::mount_point`]), in the host's own mount namespace: a rank on `xyh2`
+//! goes through `xyh2`'s client, as on a real cluster.
+//!
+//! Everything runs under [`STATE_ROOT`], a fixed path, and every process it starts names
+//! that path on its command line: dropping the volume, or the next start after a test that
+//! was killed, stops exactly those processes and removes the directory. The mounts live in
+//! the hosts' mount namespaces only and go with them.
+
+use std::fs;
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+use crate::{Cluster, CONTROL, HOSTS};
+
+/// Where the volume's daemons keep their state, bricks and logs, and where it is mounted.
+pub const STATE_ROOT: &str = "/tmp/xylem-gluster";
+/// The volume's name.
+pub const VOLUME: &str = "xylem";
+
+/// How the volume places files on the bricks.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Layout {
+    /// Each file on one brick, chosen by a hash of its name.
+    Distributed,
+    /// Every file on both bricks (`replica 2`).
+    Replicated,
+}
+
+/// A started, mounted volume. Dropping it unmounts it and stops its daemons.
+pub struct Volume<'c> {
+    cluster: &'c Cluster,
+    glusterd: Vec<Child>,
+    mounted: Vec<bool>,
+}
+
+fn host_dir(host: usize) -> PathBuf {
+    Path::new(STATE_ROOT).join(HOSTS[host])
+}
+
+fn address(host: usize) -> String {
+    format!("{}.{}", CONTROL.subnet, host + 1)
+}
+
+fn output_text(
+    what: &str,
+    output: std::io::Result<std::process::Output>,
+) -> Result<String, String> {
+    let output = output.map_err(|e| format!("{what}: {e}"))?;
+    if output.status.success() {
+        Ok(String::from_utf8_lossy(&output.stdout).into_owned())
+    } else {
+        Err(format!(
+            "{what} failed ({}): {}{}",
+            output.status,
+            String::from_utf8_lossy(&output.stdout).trim(),
+            String::from_utf8_lossy(&output.stderr).trim()
+        ))
+    }
+}
+
+/// Stops every process whose command line names [`STATE_ROOT`] (the daemons, bricks and
+/// clients of this module), SIGTERM first, then SIGKILL after 5 s.
+fn stop_state_processes() {
+    let mine = |pid: &u32| {
+        fs::read(format!("/proc/{pid}/cmdline")).is_ok_and(|c| {
+            c.windows(STATE_ROOT.len())
+                .any(|w| w == STATE_ROOT.as_bytes())
+        })
+    };
+    let all = || -> Vec<u32> {
+        fs::read_dir("/proc")
+            .map(|entries| {
+                entries
+                    .filter_map(|e| e.ok()?.file_name().to_str()?.parse::<u32>().ok())
+                    .filter(|p| *p != std::process::id())
+                    .filter(mine)
+                    .collect()
+            })
+            .unwrap_or_default()
+    };
+    for pid in all() {
+        let _ = Command::new("kill")
+            .args(["-TERM", &pid.to_string()])
+            .stderr(Stdio::null())
+            .status();
+    }
+    let deadline = Instant::now() + Duration::from_secs(5);
+    while Instant::now() < deadline && !all().is_empty() {
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    for pid in all() {
+        crate::kill(pid);
+    }
+}
+
+impl<'c> Volume<'c> {
+    /// Starts the daemons, creates and starts the volume and mounts it on every host with
+    /// the FUSE client's `options` (`-o`, e.g. `direct-io-mode=enable`); or says what failed,
+    /// having stopped what it started.
+    pub fn start(cluster: &'c Cluster, layout: Layout, options: &[&str]) -> Result<Self, String> {
+        stop_state_processes();
+        let _ = fs::remove_dir_all(STATE_ROOT);
+        let mut volume = Volume {
+            cluster,
+            glusterd: Vec::new(),
+            mounted: vec![false; HOSTS.len()],
+        };
+        volume.set_up(layout, options)?;
+        Ok(volume)
+    }
+
+    fn set_up(&mut self, layout: Layout, options: &[&str]) -> Result<(), String> {
+        if Command::new("glusterd").arg("--version").output().is_err() {
+            return Err("glusterd is not installed (Debian: glusterfs-server)".into());
+        }
+        for host in 0..HOSTS.len() {
+            let dir = host_dir(host);
+            for sub in ["lib", "run", "log", "brick"] {
+                fs::create_dir_all(dir.join(sub))
+                    .map_err(|e| format!("{}: {e}", dir.join(sub).display()))?;
+            }
+            // The package's option groups and hook scripts, which `volume create` reads.
+            output_text(
+                "copying /var/lib/glusterd",
+                Command::new("cp")
+                    .args(["-a", "/var/lib/glusterd/."])
+                    .arg(dir.join("lib"))
+                    .output(),
+            )?;
+            let d = dir.display();
+            let script = format!(
+                "mount --bind {d}/lib /var/lib/glusterd && mount --bind {d}/run /run && \
+                 mount --bind {d}/log /var/log/glusterfs && \
+                 exec glusterd -N --log-level=INFO -l {d}/log/glusterd.log"
+            );
+            let child = self
+                .cluster
+                .on_host(
+                    host,
+                    &[
+                        "unshare",
+                        "--mount",
+                        "--propagation",
+                        "private",
+                        "sh",
+                        "-c",
+                        &script,
+                    ],
+                )
+                .stdin(Stdio::null())
+                .stdout(Stdio::null())
+                .stderr(Stdio::null())
+                .spawn()
+                .map_err(|e| format!("starting glusterd on {}: {e}", HOSTS[host]))?;
+            self.glusterd.push(child);
+        }
+        for host in 0..HOSTS.len() {
+            self.wait_for("glusterd to answer", || {
+                self.cli(host, &["peer", "status"]).is_ok()
+            })
+            .map_err(|e| {
+                format!(
+                    "{e} on {}: {}",
+                    HOSTS[host],
+                    self.log_tail(host, "glusterd.log")
+                )
+            })?;
+        }
+        self.cli(0, &["peer", "probe", &address(1)])?;
+        self.wait_for("the peer to join", || {
+            self.cli(0, &["peer", "status"])
+                .is_ok_and(|s| s.contains("Peer in Cluster (Connected)"))
+        })?;
+        let mut create = vec!["volume".to_string(), "create".into(), VOLUME.into()];
+        if layout == Layout::Replicated {
+            create.extend(["replica".into(), "2".into()]);
+        }
+        create.extend(["transport".into(), "tcp".into()]);
+        for host in 0..HOSTS.len() {
+            create.push(format!("{}:{}", address(host), self.brick(host).display()));
+        }
+        // The bricks are directories of the machine's root file system, which Gluster
+        // only accepts when told to.
+        create.push("force".into());
+        let create: Vec<&str> = create.iter().map(String::as_str).collect();
+        self.cli(0, &create)?;
+        self.cli(0, &["volume", "start", VOLUME])?;
+        fs::create_dir_all(self.mount_point()).map_err(|e| e.to_string())?;
+        self.mount(options)
+    }
+
+    fn mount(&mut self, options: &[&str]) -> Result<(), String> {
+        for host in 0..HOSTS.len() {
+            let log = host_dir(host).join("log/client.log");
+            let mut all = vec![format!("log-file={}", log.display())];
+            all.extend(options.iter().map(|s| s.to_string()));
+            let source = format!("{}:/{VOLUME}", address(host));
+            let mnt = self.mount_point();
+            let done = self
+                .cluster
+                .on_host(host, &["mount", "-t", "glusterfs", "-o", &all.join(",")])
+                .arg(&source)
+                .arg(&mnt)
+                .output();
+            output_text(&format!("mount {source} on {}", HOSTS[host]), done)
+                .map_err(|e| format!("{e}: {}", self.log_tail(host, "client.log")))?;
+            self.mounted[host] = true;
+            self.wait_for("the mount to show", || {
+                self.cluster
+                    .on_host(host, &["mountpoint", "-q"])
+                    .arg(&mnt)
+                    .status()
+                    .is_ok_and(|s| s.success())
+            })?;
+        }
+        Ok(())
+    }
+
+    fn unmount(&mut self) {
+        let mnt = self.mount_point();
+        for host in 0..HOSTS.len() {
+            if !self.mounted[host] {
+                continue;
+            }
+            let done = self.cluster.on_host(host, &["umount"]).arg(&mnt).output();
+            if output_text("umount", done).is_err() {
+                let _ = self
+                    .cluster
+                    .on_host(host, &["umount", "-l"])
+                    .arg(&mnt)
+                    .output();
+            }
+            self.mounted[host] = false;
+        }
+    }
+
+    /// Mounts the volume again on every host, with the client options `options`.
+    pub fn remount(&mut self, options: &[&str]) -> Result<(), String> {
+        self.unmount();
+        self.mount(options)
+    }
+
+    fn wait_for(&self, what: &str, mut ready: impl FnMut() -> bool) -> Result<(), String> {
+        let deadline = Instant::now() + Duration::from_secs(30);
+        while Instant::now() < deadline {
+            if ready() {
+                return Ok(());
+            }
+            std::thread::sleep(Duration::from_millis(200));
+        }
+        Err(format!("timed out after 30 s waiting for {what}"))
+    }
+
+    /// Runs the `gluster` command line tool against host `host`'s daemon.
+    pub fn cli(&self, host: usize, args: &[&str]) -> Result<String, String> {
+        let pid = self.glusterd[host].id().to_string();
+        let out = Command::new("nsenter")
+            .args(["-t", &pid, "--mount", "--net", "gluster", "--mode=script"])
+            .args(args)
+            .output();
+        output_text(&format!("gluster {}", args.join(" ")), out)
+    }
+
+    /// The path at which every host has the volume mounted.
+    pub fn mount_point(&self) -> PathBuf {
+        Path::new(STATE_ROOT).join("mnt")
+    }
+
+    /// Host `host`'s brick: the directory in which its server keeps its share of the files.
+    pub fn brick(&self, host: usize) -> PathBuf {
+        host_dir(host).join("brick")
+    }
+
+    /// The bytes of the files on host `host`'s brick (Gluster's own `.glusterfs` index,
+    /// which holds hard links to the same files, left out).
+    pub fn brick_bytes(&self, host: usize) -> u64 {
+        fn walk(dir: &Path, top: bool) -> u64 {
+            let Ok(entries) = fs::read_dir(dir) else {
+                return 0;
+            };
+            entries
+                .flatten()
+                .filter(|e| !(top && e.file_name() == ".glusterfs"))
+                .map(|e| match e.file_type() {
+                    Ok(t) if t.is_dir() => walk(&e.path(), false),
+                    Ok(t) if t.is_file() => e.metadata().map_or(0, |m| m.len()),
+                    _ => 0,
+                })
+                .sum()
+        }
+        walk(&self.brick(host), true)
+    }
+
+    /// The last `lines` lines of one of host `host`'s logs (`glusterd.log`, `client.log`).
+    pub fn log_tail(&self, host: usize, name: &str) -> String {
+        let text = fs::read_to_string(host_dir(host).join("log").join(name)).unwrap_or_default();
+        let lines: Vec<&str> = text.lines().collect();
+        lines[lines.len().saturating_sub(20)..].join("\n")
+    }
+}
+
+impl Drop for Volume<'_> {
+    fn drop(&mut self) {
+        self.unmount();
+        stop_state_processes();
+        for child in &mut self.glusterd {
+            let _ = child.kill();
+            let _ = child.wait();
+        }
+        if let Err(e) = fs::remove_dir_all(STATE_ROOT) {
+            eprintln!("netns::gluster: cannot remove {STATE_ROOT}: {e}");
+        }
+    }
+}
