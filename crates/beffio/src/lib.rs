@@ -8,6 +8,7 @@
 
 pub mod batch;
 pub mod figures;
+pub mod filesystem;
 pub mod hints;
 pub mod markers;
 pub mod options;

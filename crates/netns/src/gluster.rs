@@ -122,7 +122,7 @@ impl<'c> Volume<'c> {
         if Command::new("glusterd").arg("--version").output().is_err() {
             return Err("glusterd is not installed (Debian: glusterfs-server)".into());
         }
-        for host in 0..HOSTS.len() {
+        for (host, name) in HOSTS.iter().enumerate() {
             let dir = host_dir(host);
             for sub in ["lib", "run", "log", "brick"] {
                 fs::create_dir_all(dir.join(sub))
@@ -160,20 +160,14 @@ impl<'c> Volume<'c> {
                 .stdout(Stdio::null())
                 .stderr(Stdio::null())
                 .spawn()
-                .map_err(|e| format!("starting glusterd on {}: {e}", HOSTS[host]))?;
+                .map_err(|e| format!("starting glusterd on {}: {e}", name))?;
             self.glusterd.push(child);
         }
-        for host in 0..HOSTS.len() {
+        for (host, name) in HOSTS.iter().enumerate() {
             self.wait_for("glusterd to answer", || {
                 self.cli(host, &["peer", "status"]).is_ok()
             })
-            .map_err(|e| {
-                format!(
-                    "{e} on {}: {}",
-                    HOSTS[host],
-                    self.log_tail(host, "glusterd.log")
-                )
-            })?;
+            .map_err(|e| format!("{e} on {}: {}", name, self.log_tail(host, "glusterd.log")))?;
         }
         self.cli(0, &["peer", "probe", &address(1)])?;
         self.wait_for("the peer to join", || {
@@ -199,7 +193,7 @@ impl<'c> Volume<'c> {
     }
 
     fn mount(&mut self, options: &[&str]) -> Result<(), String> {
-        for host in 0..HOSTS.len() {
+        for (host, name) in HOSTS.iter().enumerate() {
             let log = host_dir(host).join("log/client.log");
             let mut all = vec![format!("log-file={}", log.display())];
             all.extend(options.iter().map(|s| s.to_string()));
@@ -211,7 +205,7 @@ impl<'c> Volume<'c> {
                 .arg(&source)
                 .arg(&mnt)
                 .output();
-            output_text(&format!("mount {source} on {}", HOSTS[host]), done)
+            output_text(&format!("mount {source} on {}", name), done)
                 .map_err(|e| format!("{e}: {}", self.log_tail(host, "client.log")))?;
             self.mounted[host] = true;
             self.wait_for("the mount to show", || {

@@ -495,6 +495,21 @@ impl Cluster {
     }
 }
 
+/// Asserts that a job across the hosts ended with `code`, as every rank did after agreeing
+/// on it. Intel MPI's `mpiexec.hydra` across two hosts reports 255 instead in one job of
+/// three to five here: once the first rank has exited non-zero, its automatic clean-up
+/// kills the ranks still on their way out (a wrapper that printed each rank's status showed
+/// only the first; with `-disable-auto-cleanup` both printed 2, some milliseconds apart,
+/// and hydra gave 2 in 4 of 4 jobs; on one host, 8 of 8 gave 2). Tests launch as users do,
+/// so for Intel MPI that 255 is taken, and said; every other launcher must pass the code on.
+pub fn assert_exit_code(mpi: Installation, job: &Job, code: i32) {
+    if mpi == Installation::IntelMpi && code != 0 && job.code == Some(255) && !job.timed_out {
+        eprintln!("NOTE: Intel MPI's mpiexec.hydra reported 255 for ranks that exited with {code}");
+        return;
+    }
+    assert_eq!(job.code, Some(code), "{job:#?}");
+}
+
 /// What [`Cluster::launch`] sets unless the caller does, so that no library carries
 /// messages between the namespace hosts through the shared memory of the one machine.
 pub fn network_defaults(mpi: Installation) -> &'static [(&'static str, &'static str)] {

@@ -147,21 +147,6 @@ fn assert_carried(outcome: &Outcome, payload: u64, selected: &[&str], others: &[
 }
 
 /// `list` with `qualifier` after every item.
-/// The launcher's exit code of a job whose ranks all exited with `code` after agreeing on
-/// it. Intel MPI's `mpiexec.hydra` across two hosts reports 255 instead in one job of three
-/// to five here: once the first rank has exited non-zero, its automatic clean-up kills the
-/// ranks still on their way out (a wrapper that printed each rank's status showed only the
-/// first; with `-disable-auto-cleanup` both printed 2, some milliseconds apart, and hydra
-/// gave 2 in 4 of 4 jobs; on one host, 8 of 8 gave 2). The test launches as users do, so
-/// for Intel MPI that 255 is taken, and said; every other launcher must pass the code on.
-fn assert_every_rank_exited(mpi: Installation, job: &Job, code: i32) {
-    if mpi == Installation::IntelMpi && job.code == Some(255) && !job.timed_out {
-        eprintln!("NOTE: Intel MPI's mpiexec.hydra reported 255 for ranks that exited with {code}");
-        return;
-    }
-    assert_eq!(job.code, Some(code), "{job:#?}");
-}
-
 fn qualified(list: &str, qualifier: &str) -> String {
     list.split(',')
         .map(|item| format!("{item}{qualifier}"))
@@ -273,7 +258,7 @@ fn network_selection_moves_the_bytes_on_every_path() {
     let mut args = vec![sqmr, "--disable", "ethernet"];
     args.extend(SQMR_PROOF_ARGS);
     let job = cluster.launch(mpi, &args, &[]);
-    assert_every_rank_exited(mpi, &job, 2);
+    netns::assert_exit_code(mpi, &job, 2);
     let errors: Vec<&str> = job
         .stderr
         .lines()
@@ -320,7 +305,7 @@ fn network_selection_moves_the_bytes_on_every_path() {
         );
         args.push("--strict");
         let job = cluster.launch(mpi, &args, &[]);
-        assert_every_rank_exited(mpi, &job, 2);
+        netns::assert_exit_code(mpi, &job, 2);
         assert!(
             !job.stdout.lines().any(|l| !l.starts_with('#')),
             "{}",

@@ -38,6 +38,13 @@ pub struct Document {
     pub path: String,
     /// Whether `--drop-cache` was used.
     pub drop_cache: bool,
+    /// With `--drop-cache`: what it cannot drop on this file system (a FUSE client's own
+    /// caches), if anything.
+    pub drop_cache_limit: Option<String>,
+    /// The file system under `path`: rank 0's mount (`fs_type`, `source`, `mount_point`)
+    /// and the checks across ranks at start (`locks`, `visibility`: `seen`, `not_seen`
+    /// with the first rank and host that did not, `failed`, `one_rank`).
+    pub file_system: crate::filesystem::FileSystem,
     /// Whether `--noshared` was used.
     pub noshared: bool,
     /// Whether 2.1's `-nounique` was given (accepted: the run directory is fresh anyway).
@@ -403,6 +410,11 @@ pub fn document(info: &RunInfo, partitions: &[PartitionResult], reasons: &[Strin
         mpart_bytes: info.mpart,
         path: info.path.clone(),
         drop_cache: info.drop_cache,
+        drop_cache_limit: info
+            .drop_cache
+            .then(|| info.file_system.drop_cache_limit())
+            .flatten(),
+        file_system: info.file_system.clone(),
         noshared: info.noshared,
         nounique: info.nounique,
         machine_memory_bytes: info.machine_memory,

@@ -58,6 +58,8 @@ pub struct RunInfo {
     pub prefix: Option<String>,
     /// The operating system of rank 0 (2.1's header and plot title).
     pub system: v21::System,
+    /// The file system under `--path` and what the checks at start found.
+    pub file_system: crate::filesystem::FileSystem,
 }
 
 /// The share of the machine's memory (`-MT`) that the job's processes have, in percent:

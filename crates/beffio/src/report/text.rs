@@ -37,13 +37,19 @@ pub fn header(info: &RunInfo) -> String {
     let parts: Vec<String> = info.partitions.iter().map(|p| p.to_string()).collect();
     let _ = writeln!(out, "partitions        {}", parts.join(","));
     let _ = writeln!(out, "path              {}", info.path);
+    if !info.file_system.mount.fs_type.is_empty() {
+        let _ = writeln!(out, "file system       {}", info.file_system.header_line());
+    }
     out.push_str(&hints_header(info));
     let mut flags: Vec<String> = Vec::new();
     if info.noshared {
         flags.push("--noshared".into());
     }
     if info.drop_cache {
-        flags.push("--drop-cache (page cache dropped between write and read)".into());
+        flags.push(match info.file_system.drop_cache_limit() {
+            Some(limit) => format!("--drop-cache ({limit})"),
+            None => "--drop-cache (page cache dropped between write and read)".into(),
+        });
     }
     if info.check_every_call {
         flags.push("--check-every-call".into());

@@ -50,6 +50,8 @@ pub struct Partition<'a> {
     pub progress: Progress,
     /// The MPI-IO hints to give (`--hint`, `-i`).
     pub hints: &'a Hints,
+    /// The file system and what the checks at start found.
+    pub file_system: &'a crate::filesystem::FileSystem,
     /// What was given and reported of the hints, per file in run order (when any given).
     pub hint_log: Vec<FileHints>,
     /// `-e`: data errors named per pattern and rank.
@@ -137,6 +139,10 @@ pub fn expected_end(ptype: PatternType, ranks: u64, segment: u64, written: u64) 
 }
 
 /// `write pattern 3 (type 0)`: where a message comes from.
+/// How long a file's size may take to show every rank's writes on a client of a cluster
+/// file system before a short file counts as bytes lost (seconds).
+pub const SIZE_SETTLE_S: u64 = 5;
+
 fn context(access: Access, p: &Pattern) -> String {
     format!(
         "{} pattern {} (type {})",
@@ -325,13 +331,36 @@ impl Partition<'_> {
     fn short_file(&self, p: &Pattern, access: Access, open: &Open, written: u64) -> Option<String> {
         let expected = expected_end(p.ptype, self.n(), open.segment, written);
         let name = self.shown(&open.path);
-        match open.file.size() {
+        // A client of a cluster file system may show another client's writes late in the
+        // file's size (attribute caches: FUSE's and GlusterFS's 1 s, NFS's 3 s and more):
+        // a short size is asked again until it is right or SIZE_SETTLE_S has passed.
+        let settle = std::time::Instant::now() + std::time::Duration::from_secs(SIZE_SETTLE_S);
+        let mut size = open.file.size();
+        while matches!(size, Ok(s) if (s.max(0) as u64) < expected)
+            && std::time::Instant::now() < settle
+        {
+            std::thread::sleep(std::time::Duration::from_millis(100));
+            size = open.file.size();
+        }
+        match size {
             Err(e) => Some(format!("{}: {}", context(access, p), self.io_message(e))),
             Ok(size) if (size.max(0) as u64) < expected => Some(format!(
-                "{}: '{}' holds {size} bytes, but {expected} bytes were written into it: the \
-                 file system did not take them all (is the disk full?)",
+                "{}: '{}' holds {size} bytes, but {expected} bytes were written into it: {}",
                 context(access, p),
-                name.display()
+                name.display(),
+                if p.ptype == PatternType::Shared {
+                    "the ranks' writes overlapped or the file system did not take them all"
+                } else if self
+                    .file_system
+                    .visibility
+                    .as_ref()
+                    .is_some_and(|v| v.missing())
+                {
+                    "the file system did not take them all, or this client does not see the \
+                     other clients' writes (see 'file system' in the header)"
+                } else {
+                    "the file system did not take them all (is the disk full?)"
+                }
             )),
             Ok(_) => None,
         }

@@ -4,6 +4,7 @@
 pub mod agree;
 pub mod cache;
 pub mod exec;
+pub mod fsprobe;
 pub mod progress;
 pub mod quiet;
 pub mod rundir;
@@ -155,11 +156,16 @@ fn broadcast_path(world: &SimpleCommunicator, path: &Path) -> PathBuf {
 
 /// Rank 0's `mine`, on every rank (the length goes first; other ranks' `mine` is unused).
 fn broadcast_bytes(world: &SimpleCommunicator, mine: &[u8]) -> Vec<u8> {
-    let root = world.process_at_rank(0);
+    broadcast_bytes_from(world, 0, mine)
+}
+
+/// Rank `from`'s `mine`, on every rank.
+pub(crate) fn broadcast_bytes_from(world: &SimpleCommunicator, from: i32, mine: &[u8]) -> Vec<u8> {
+    let root = world.process_at_rank(from);
     let mut len = mine.len() as u64;
     root.broadcast_into(&mut len);
     let mut buf = vec![0u8; usize::try_from(len).unwrap_or(0)];
-    if world.rank() == 0 && buf.len() == mine.len() {
+    if world.rank() == from && buf.len() == mine.len() {
         buf.copy_from_slice(mine);
     }
     if !buf.is_empty() {
@@ -245,7 +251,7 @@ fn run_checked(
         return Ok(code);
     }
     let now = chrono::Local::now();
-    let info = RunInfo {
+    let mut info = RunInfo {
         version: env!("CARGO_PKG_VERSION").to_string(),
         date: now.to_rfc3339(),
         host: xmpi::processor_name(),
@@ -267,6 +273,7 @@ fn run_checked(
         hints: hints.clone(),
         prefix: opts.prefix.clone(),
         system: report::v21::System::this_machine(),
+        file_system: Default::default(),
     };
 
     // The output files, reserved by rank 0 before anything runs, agreed by all; they are
@@ -306,6 +313,7 @@ fn run_checked(
     // A header that cannot be printed stops the run before it starts (said already).
     let mut unprinted = None;
     let outcome = agree(world, visible)
+        .map(|()| info.file_system = fsprobe::probe(world, &dir))
         .and_then(|()| {
             print_header(world, opts, &info, &dir).map_err(|agreed| {
                 unprinted = Some(agreed.code);
@@ -432,6 +440,7 @@ fn run_partitions(
                         sync_seen: (0.0, 0),
                         progress: progress.clone(),
                         hints: &info.hints,
+                        file_system: &info.file_system,
                         hint_log: Vec::new(),
                         error_limit: opts.error_limit(),
                     };
@@ -490,7 +499,15 @@ fn run_partition(
                     &counts.written[17..25],
                 ));
             }
-            let (r, total) = part.run_type(t, a, &mut counts, plan.as_ref())?;
+            let (r, total) =
+                part.run_type(t, a, &mut counts, plan.as_ref())
+                    .map_err(|e| match t {
+                        PatternType::Shared if !e.is_empty() => format!(
+                            "{e}\nb_eff_io: {}",
+                            part.file_system.shared_pointer_advice()
+                        ),
+                        _ => e,
+                    })?;
             patterns.extend(r);
             types[t.index()] = total;
         }

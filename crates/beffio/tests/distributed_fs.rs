@@ -1,0 +1,256 @@
+//! b_eff_io across the two namespace hosts on a GlusterFS volume (netns::gluster): every
+//! rank on its own host's FUSE client, every pattern type, the files' markers checked on
+//! read, the bytes found on both hosts' bricks. And what such a file system exposes: MPI-IO's
+//! shared file pointer (type 1) where clients do not see each other's writes through open
+//! files, a corrupted chunk written through one client and read through another, what
+//! `--drop-cache` cannot reach, and a collective-buffering hint under ROMIO.
+
+use std::path::Path;
+
+use netns::gluster::{Layout, Volume};
+use netns::{Cluster, Family, Installation, Job};
+use serde_json::Value;
+
+const BIN: &str = env!("CARGO_BIN_EXE_b_eff_io");
+
+/// What ROMIO (MPICH, Intel MPI) needs of the volume's clients for its shared file pointer:
+/// no kernel page cache between a rank and the file, so that one client's write to the
+/// pointer file is what the next client reads.
+const DIRECT_IO: &str = "direct-io-mode=enable";
+
+fn run(cluster: &Cluster, mpi: Installation, args: &[&str]) -> Job {
+    let mut argv = vec![BIN];
+    argv.extend_from_slice(args);
+    let job = cluster.launch(mpi, &argv, &[]);
+    assert!(
+        !job.timed_out,
+        "b_eff_io {args:?} hit the time limit: {job:#?}"
+    );
+    job
+}
+
+fn json(path: &Path) -> Value {
+    let text = std::fs::read_to_string(path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+    serde_json::from_str(&text).unwrap()
+}
+
+/// Every pattern type's weighted figure, per access method, is a number above zero.
+fn assert_every_type_measured(doc: &Value) {
+    for part in doc["partitions"].as_array().unwrap() {
+        for access in ["write", "rewrite", "read"] {
+            let types = part["types"][access].as_array().unwrap();
+            assert_eq!(types.len(), 5, "{access}: {types:?}");
+            for t in types {
+                assert!(t["bytes"].as_u64().unwrap() > 0, "{access}: {t}");
+                assert!(t["weighted_mb_s"].as_f64().unwrap() > 0.0, "{access}: {t}");
+            }
+        }
+    }
+}
+
+fn short_args<'a>(mnt: &'a str, json: &'a str) -> Vec<&'a str> {
+    vec![
+        "-T",
+        "4",
+        "-p",
+        mnt,
+        "--memory-per-process",
+        "16M",
+        "--json",
+        json,
+    ]
+}
+
+#[test]
+fn every_pattern_type_runs_across_hosts_with_its_bytes_checked_and_spread_over_both_bricks() {
+    let Some(cluster) = netns::cluster_or_skip() else {
+        return;
+    };
+    let mpi = Installation::from_env();
+    let volume = match Volume::start(&cluster, Layout::Distributed, &[DIRECT_IO]) {
+        Ok(v) => v,
+        Err(why) => return mpitest::unavailable(&format!("no GlusterFS volume: {why}")),
+    };
+    let mnt = volume.mount_point().display().to_string();
+    let out = cluster.dir().join("run.json");
+    let mut args = short_args(&mnt, out.to_str().unwrap());
+    args.extend(["--keep", "--drop-cache"]);
+    let job = run(&cluster, mpi, &args);
+    assert!(job.success(), "{job:#?}");
+    let doc = json(&out);
+    assert_every_type_measured(&doc);
+    assert_eq!(
+        doc["file_system"]["mount"]["fs_type"], "fuse.glusterfs",
+        "{doc}"
+    );
+    assert_eq!(doc["file_system"]["locks"]["result"], "seen", "{doc}");
+    assert_eq!(doc["file_system"]["visibility"]["result"], "seen", "{doc}");
+    assert!(
+        job.stdout.contains("file system       fuse.glusterfs"),
+        "{}",
+        job.stdout
+    );
+    // The FUSE client's caches are beyond --drop-cache, and the run says so.
+    let limit = doc["drop_cache_limit"].as_str().unwrap_or_default();
+    assert!(limit.contains("fuse.glusterfs client"), "{doc}");
+    // Every read was checked against the markers (exit 0: no data errors); the files,
+    // kept, lie on both hosts' bricks and add up to at least what the largest partition
+    // wrote into its type 2 files alone.
+    let (a, b) = (volume.brick_bytes(0), volume.brick_bytes(1));
+    assert!(a > 0 && b > 0, "bricks hold {a} and {b} bytes");
+    let written: u64 = doc["partitions"][0]["types"]["write"][2]["bytes"]
+        .as_u64()
+        .unwrap();
+    assert!(
+        a + b >= written,
+        "bricks hold {a} + {b} bytes, type 2 wrote {written}"
+    );
+    eprintln!(
+        "bricks: {} {a} bytes, {} {b} bytes",
+        netns::HOSTS[0],
+        netns::HOSTS[1]
+    );
+}
+
+#[test]
+fn the_shared_file_pointer_where_clients_cache_works_under_open_mpi_and_is_refused_with_the_reason_under_romio(
+) {
+    let Some(cluster) = netns::cluster_or_skip() else {
+        return;
+    };
+    let mpi = Installation::from_env();
+    let volume = match Volume::start(&cluster, Layout::Distributed, &[]) {
+        Ok(v) => v,
+        Err(why) => return mpitest::unavailable(&format!("no GlusterFS volume: {why}")),
+    };
+    let mnt = volume.mount_point().display().to_string();
+    let out = cluster.dir().join("cached.json");
+    let job = run(&cluster, mpi, &short_args(&mnt, out.to_str().unwrap()));
+    let header_says = "writes through open files NOT seen across ranks (rank 0 on xyh1)";
+    assert!(job.stdout.contains(header_says), "{}", job.stdout);
+    match mpi.family() {
+        // Open MPI's lockedfile component works on it: every type, no data errors.
+        Family::OpenMpi => {
+            assert!(job.success(), "{job:#?}");
+            assert_every_type_measured(&json(&out));
+        }
+        // ROMIO reads its pointer file through the client's page cache: overlapping offsets,
+        // caught by the file's size after the write, and said with what would work.
+        Family::Hydra => {
+            netns::assert_exit_code(mpi, &job, 1);
+            let own = mpitest::program_lines(&job.stderr);
+            assert!(
+                own.iter()
+                    .any(|l| l.contains("(type 1)") && l.contains("overlapped")),
+                "{}",
+                job.stderr
+            );
+            assert!(
+                own.iter()
+                    .any(|l| l.contains("direct-io-mode=enable") && l.contains("--noshared")),
+                "{}",
+                job.stderr
+            );
+            assert!(!out.exists(), "a failed run left {}", out.display());
+            // With individual pointers for type 1 the run completes, NOT VALID.
+            let mut args = short_args(&mnt, out.to_str().unwrap());
+            args.push("--noshared");
+            let job = run(&cluster, mpi, &args);
+            assert!(job.success(), "{job:#?}");
+            let doc = json(&out);
+            assert_eq!(doc["valid"], false);
+            assert_every_type_measured(&doc);
+        }
+    }
+}
+
+#[test]
+fn a_chunk_corrupted_on_the_volume_between_write_and_read_is_found() {
+    let Some(cluster) = netns::cluster_or_skip() else {
+        return;
+    };
+    let mpi = Installation::from_env();
+    let volume = match Volume::start(&cluster, Layout::Distributed, &[DIRECT_IO]) {
+        Ok(v) => v,
+        Err(why) => return mpitest::unavailable(&format!("no GlusterFS volume: {why}")),
+    };
+    let mnt = volume.mount_point().display().to_string();
+    let out = cluster.dir().join("corrupt.json");
+    let mut args = short_args(&mnt, out.to_str().unwrap());
+    args.push("--test-corrupt-file");
+    let job = run(&cluster, mpi, &args);
+    // Rank 0 overwrites the head of its type 2 file through its host's client before the
+    // read; the read finds it, and the run ends with the data-error code.
+    netns::assert_exit_code(mpi, &job, 3);
+    assert!(job.stderr.contains("data errors on read"), "{}", job.stderr);
+}
+
+#[test]
+fn a_replicated_volume_holds_every_byte_on_both_hosts() {
+    let Some(cluster) = netns::cluster_or_skip() else {
+        return;
+    };
+    let mpi = Installation::from_env();
+    let volume = match Volume::start(&cluster, Layout::Replicated, &[DIRECT_IO]) {
+        Ok(v) => v,
+        Err(why) => return mpitest::unavailable(&format!("no GlusterFS volume: {why}")),
+    };
+    let mnt = volume.mount_point().display().to_string();
+    let out = cluster.dir().join("replicated.json");
+    let mut args = short_args(&mnt, out.to_str().unwrap());
+    args.push("--keep");
+    if mpi.family() == Family::Hydra {
+        // The replicating client's write-behind hides a pointer move from the other
+        // host's ROMIO (the check at start says so, and type 1 would overlap): individual
+        // pointers, NOT VALID.
+        args.push("--noshared");
+    }
+    let job = run(&cluster, mpi, &args);
+    assert!(job.success(), "{job:#?}");
+    let doc = json(&out);
+    assert_every_type_measured(&doc);
+    eprintln!(
+        "replicated volume, direct-io clients: writes under a lock {}",
+        doc["file_system"]["visibility"]["result"]
+    );
+    let (a, b) = (volume.brick_bytes(0), volume.brick_bytes(1));
+    assert!(a > 0, "{doc}");
+    assert_eq!(a, b, "both bricks hold the same files");
+}
+
+#[test]
+fn a_collective_buffering_hint_reaches_romio_on_the_volume() {
+    let Some(cluster) = netns::cluster_or_skip() else {
+        return;
+    };
+    let mpi = Installation::from_env();
+    if mpi.family() != Family::Hydra {
+        eprintln!(
+            "NOTE: romio_cb_write is a ROMIO hint; {} uses ompio",
+            mpi.name()
+        );
+        return;
+    }
+    let volume = match Volume::start(&cluster, Layout::Distributed, &[DIRECT_IO]) {
+        Ok(v) => v,
+        Err(why) => return mpitest::unavailable(&format!("no GlusterFS volume: {why}")),
+    };
+    let mnt = volume.mount_point().display().to_string();
+    for value in ["enable", "disable"] {
+        let out = cluster.dir().join(format!("cb-{value}.json"));
+        let hint = format!("romio_cb_write={value}");
+        let mut args = short_args(&mnt, out.to_str().unwrap());
+        args.extend(["--hint", &hint]);
+        let job = run(&cluster, mpi, &args);
+        assert!(job.success(), "{job:#?}");
+        let doc = json(&out);
+        assert_eq!(doc["hints"]["romio_cb_write"], value, "{doc}");
+        let reported = &doc["partitions"][0]["hints"][0]["reported"]["romio_cb_write"];
+        assert_eq!(reported, value, "{doc}");
+        let t0 = &doc["partitions"][0]["types"]["write"][0];
+        eprintln!(
+            "romio_cb_write={value}: type 0 write {} MB/s, weighted {} MB/s",
+            t0["bandwidth_mb_s"], t0["weighted_mb_s"]
+        );
+    }
+}
