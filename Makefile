@@ -15,7 +15,7 @@ MPI ?=
 # is tested once, with Open MPI 4.
 MPI_CRATES := -p xmpi -p mpiio -p sqmr -p beffio -p netns -p slurmtest
 
-.PHONY: deps build demo test lint bench reframe $(addprefix test-,$(MPIS)) $(addprefix build-,$(MPIS))
+.PHONY: deps build demo demo-gluster bench-gluster test lint bench reframe $(addprefix test-,$(MPIS)) $(addprefix build-,$(MPIS))
 
 deps:
 	@scripts/install-deps.sh
@@ -33,6 +33,24 @@ $(addprefix build-,$(MPIS)): build-%: deps
 ## The main job on this machine: the benchmarks on local ranks, results under results/.
 demo: build
 	@scripts/demo.sh
+
+## b_eff_io on a small distributed file system on this machine (root): a GlusterFS volume
+## over two network-namespace hosts, one rank on each, through each host's FUSE client;
+## MPI=NAME picks the library (default openmpi4). JSON in results/gluster/.
+GLUSTER_MPI = $(if $(MPI),$(MPI),openmpi4)
+GLUSTER_BIN = $(if $(filter openmpi4,$(GLUSTER_MPI)),target/release,target/$(GLUSTER_MPI)/release)
+demo-gluster: deps
+	scripts/with-mpi $(GLUSTER_MPI) -- $(CARGO) build --release -p beffio
+	$(CARGO) build -q -p netns --example on_gluster
+	@mkdir -p results/gluster
+	@json=results/gluster/b_eff_io-$(GLUSTER_MPI)-$$(date +%Y%m%dT%H%M%S).json; \
+	target/debug/examples/on_gluster --mpi $(GLUSTER_MPI) -o direct-io-mode=enable \
+	  --set performance.write-behind=off -- $(CURDIR)/$(GLUSTER_BIN)/b_eff_io -T 30 -p @MNT \
+	  --memory-per-process 64M --json $(CURDIR)/$$json && echo "demo-gluster: $$json" >&2
+
+## The distributed-volume figures of BENCHMARKS.md (root; Open MPI 4 and MPICH 4).
+bench-gluster: build build-mpich4
+	@scripts/bench-beffio-gluster.sh
 
 ## The whole suite: formatting, clippy, every crate's tests with Open MPI 4, then the MPI
 ## crates' tests (runs, network-selection proofs, Slurm) on each of the other four MPIs.
@@ -85,6 +103,7 @@ bench: build build-mpich4
 	@scripts/bench-sqmr-precision.sh
 	@PAIRS=5 T=120 scripts/bench-beffio.sh
 	@scripts/bench-beffio-deadline.sh
+	@scripts/bench-beffio-gluster.sh
 
 ## Binaries, man pages and shell completions under $(PREFIX) (DESTDIR=... for a staged install).
 .PHONY: install

@@ -80,13 +80,8 @@ fn run(
     sets: &[(String, String)],
     program: &[String],
 ) -> Result<i32, String> {
-    let mut volume = Volume::start(cluster, layout, options)?;
-    for (k, v) in sets {
-        volume.cli(0, &["volume", "set", VOLUME, k, v])?;
-    }
-    if !sets.is_empty() {
-        volume.remount(options)?;
-    }
+    let sets: Vec<(&str, &str)> = sets.iter().map(|(k, v)| (k.as_str(), v.as_str())).collect();
+    let volume = Volume::start(cluster, layout, options, &sets)?;
     let mnt = volume.mount_point().display().to_string();
     let argv: Vec<String> = program.iter().map(|a| a.replace("@MNT", &mnt)).collect();
     let argv: Vec<&str> = argv.iter().map(String::as_str).collect();

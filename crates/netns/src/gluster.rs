@@ -26,6 +26,14 @@ pub const STATE_ROOT: &str = "/tmp/xylem-gluster";
 /// The volume's name.
 pub const VOLUME: &str = "xylem";
 
+/// Client mount options under which a write through one client's open file is what the
+/// next reader on another client gets: no kernel page cache between the ranks and the file.
+/// With [`COHERENT_SETTINGS`], what ROMIO's shared file pointer needs here.
+pub const COHERENT_MOUNT: &[&str] = &["direct-io-mode=enable"];
+/// Volume settings that go with [`COHERENT_MOUNT`]: the clients' write-behind, which
+/// acknowledges a write before the servers have it, off.
+pub const COHERENT_SETTINGS: &[(&str, &str)] = &[("performance.write-behind", "off")];
+
 /// How the volume places files on the bricks.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Layout {
@@ -67,25 +75,47 @@ fn output_text(
     }
 }
 
-/// Stops every process whose command line names [`STATE_ROOT`] (the daemons, bricks and
-/// clients of this module), SIGTERM first, then SIGKILL after 5 s.
-fn stop_state_processes() {
-    let mine = |pid: &u32| {
-        fs::read(format!("/proc/{pid}/cmdline")).is_ok_and(|c| {
-            c.windows(STATE_ROOT.len())
-                .any(|w| w == STATE_ROOT.as_bytes())
-        })
+/// The processes whose command line names [`STATE_ROOT`] (glusterd, the bricks, the
+/// clients), this one aside.
+fn state_processes() -> Vec<u32> {
+    let Ok(entries) = fs::read_dir("/proc") else {
+        return Vec::new();
     };
-    let all = || -> Vec<u32> {
-        fs::read_dir("/proc")
-            .map(|entries| {
-                entries
-                    .filter_map(|e| e.ok()?.file_name().to_str()?.parse::<u32>().ok())
-                    .filter(|p| *p != std::process::id())
-                    .filter(mine)
-                    .collect()
+    entries
+        .filter_map(|e| e.ok()?.file_name().to_str()?.parse::<u32>().ok())
+        .filter(|p| *p != std::process::id())
+        .filter(|pid| {
+            fs::read(format!("/proc/{pid}/cmdline")).is_ok_and(|c| {
+                c.windows(STATE_ROOT.len())
+                    .any(|w| w == STATE_ROOT.as_bytes())
             })
-            .unwrap_or_default()
+        })
+        .collect()
+}
+
+/// Stops this module's processes: those that name [`STATE_ROOT`], and every process in the
+/// mount namespaces of those that are not a host's own (the daemons' namespaces, where
+/// glusterd also starts helpers that do not name it, such as the self-heal daemon of a
+/// replicated volume). SIGTERM first, SIGKILL after 5 s.
+fn stop_state_processes(cluster: &Cluster) {
+    let ours = fs::read_link("/proc/self/ns/mnt").ok();
+    let hosts = cluster.host_mount_namespaces();
+    let all = || -> Vec<u32> {
+        let named = state_processes();
+        let mut namespaces: Vec<PathBuf> = named
+            .iter()
+            .filter_map(|p| fs::read_link(format!("/proc/{p}/ns/mnt")).ok())
+            .filter(|ns| Some(ns) != ours.as_ref() && !hosts.contains(ns))
+            .collect();
+        namespaces.sort();
+        namespaces.dedup();
+        let mut pids = named;
+        for ns in &namespaces {
+            pids.extend(crate::processes_in_mount_namespace(ns));
+        }
+        pids.sort_unstable();
+        pids.dedup();
+        pids
     };
     for pid in all() {
         let _ = Command::new("kill")
@@ -103,22 +133,32 @@ fn stop_state_processes() {
 }
 
 impl<'c> Volume<'c> {
-    /// Starts the daemons, creates and starts the volume and mounts it on every host with
-    /// the FUSE client's `options` (`-o`, e.g. `direct-io-mode=enable`); or says what failed,
-    /// having stopped what it started.
-    pub fn start(cluster: &'c Cluster, layout: Layout, options: &[&str]) -> Result<Self, String> {
-        stop_state_processes();
+    /// Starts the daemons, creates the volume with `settings` (`gluster volume set`), starts
+    /// it and mounts it on every host with the FUSE client's `options` (`-o`, e.g.
+    /// `direct-io-mode=enable`); or says what failed, having stopped what it started.
+    pub fn start(
+        cluster: &'c Cluster,
+        layout: Layout,
+        options: &[&str],
+        settings: &[(&str, &str)],
+    ) -> Result<Self, String> {
+        stop_state_processes(cluster);
         let _ = fs::remove_dir_all(STATE_ROOT);
         let mut volume = Volume {
             cluster,
             glusterd: Vec::new(),
             mounted: vec![false; HOSTS.len()],
         };
-        volume.set_up(layout, options)?;
+        volume.set_up(layout, options, settings)?;
         Ok(volume)
     }
 
-    fn set_up(&mut self, layout: Layout, options: &[&str]) -> Result<(), String> {
+    fn set_up(
+        &mut self,
+        layout: Layout,
+        options: &[&str],
+        settings: &[(&str, &str)],
+    ) -> Result<(), String> {
         if Command::new("glusterd").arg("--version").output().is_err() {
             return Err("glusterd is not installed (Debian: glusterfs-server)".into());
         }
@@ -187,6 +227,9 @@ impl<'c> Volume<'c> {
         create.push("force".into());
         let create: Vec<&str> = create.iter().map(String::as_str).collect();
         self.cli(0, &create)?;
+        for (key, value) in settings {
+            self.cli(0, &["volume", "set", VOLUME, key, value])?;
+        }
         self.cli(0, &["volume", "start", VOLUME])?;
         fs::create_dir_all(self.mount_point()).map_err(|e| e.to_string())?;
         self.mount(options)
@@ -305,7 +348,7 @@ impl<'c> Volume<'c> {
 impl Drop for Volume<'_> {
     fn drop(&mut self) {
         self.unmount();
-        stop_state_processes();
+        stop_state_processes(self.cluster);
         for child in &mut self.glusterd {
             let _ = child.kill();
             let _ = child.wait();

@@ -336,6 +336,14 @@ impl Cluster {
         ))
     }
 
+    /// The hosts' mount namespaces (the link targets of `/proc/PID/ns/mnt`).
+    pub(crate) fn host_mount_namespaces(&self) -> Vec<PathBuf> {
+        self.holders
+            .iter()
+            .filter_map(|h| fs::read_link(format!("/proc/{}/ns/mnt", h.id())).ok())
+            .collect()
+    }
+
     /// A command that runs `argv` on host `host` (an index into [`HOSTS`]): in its network
     /// and mount namespaces, with its host name, in this process's working directory.
     pub fn on_host<S: AsRef<std::ffi::OsStr>>(&self, host: usize, argv: &[S]) -> Command {

@@ -698,12 +698,19 @@ impl Partition<'_> {
         }
         let [time_s, sync_s, io_s, check_s] =
             max_all(self.comm, [local, sync_s, io_local, check_local]);
-        for d in &details {
-            eprintln!(
-                "b_eff_io: data error, rank {rank}, pattern {} ({}): {d}",
-                p.number,
-                access.name()
-            );
+        // One write per line, so that the lines of ranks printing at once stay whole.
+        let lines: String = details
+            .iter()
+            .map(|d| {
+                format!(
+                    "b_eff_io: data error, rank {rank}, pattern {} ({}): {d}\n",
+                    p.number,
+                    access.name()
+                )
+            })
+            .collect();
+        if !lines.is_empty() {
+            let _ = std::io::Write::write_all(&mut std::io::stderr().lock(), lines.as_bytes());
         }
         let errors = sum_all(self.comm, data_errors);
         let bytes = done * p.memory * n;

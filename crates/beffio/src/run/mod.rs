@@ -356,6 +356,20 @@ fn run_checked(
             };
             if rank == 0 && errors > 0.0 {
                 eprintln!("b_eff_io: error: {errors} data errors on read (see above)");
+                let shared = |p: &PartitionResult| {
+                    p.access
+                        .iter()
+                        .flat_map(|a| &a.patterns)
+                        .filter(|r| r.pattern.ptype == PatternType::Shared)
+                        .map(|r| r.errors)
+                        .sum::<u64>()
+                };
+                if results.iter().map(shared).sum::<u64>() > 0 {
+                    eprintln!(
+                        "b_eff_io: the data errors include type 1: {}",
+                        info.file_system.shared_pointer_advice()
+                    );
+                }
             }
             Ok(match reported {
                 0 if errors > 0.0 => EXIT_DATA_ERRORS,
