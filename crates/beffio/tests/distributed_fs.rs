@@ -134,7 +134,7 @@ fn every_pattern_type_runs_across_hosts_with_its_bytes_checked_and_spread_over_b
 }
 
 #[test]
-fn the_shared_file_pointer_where_clients_cache_works_under_open_mpi_and_is_refused_with_the_reason_under_romio(
+fn the_shared_file_pointer_on_a_caching_mount_works_under_open_mpi_and_under_romio_passes_or_stops_with_the_reason(
 ) {
     let Some(cluster) = netns::cluster_or_skip() else {
         return;
@@ -156,7 +156,14 @@ fn the_shared_file_pointer_where_clients_cache_works_under_open_mpi_and_is_refus
         }
         // ROMIO reads its pointer file through the client's page cache: overlapping
         // offsets, caught by the file's size after the write (exit 1) or by the markers on
-        // read (exit 3), and said with what would work.
+        // read (exit 3), and said with what would work; then the run with --noshared.
+        // It is a race: the overlap needs a pointer move that the other host's cache
+        // hides, which happened in 5 of 5 runs under MPICH 4 here and in 1 of 2 under Intel
+        // MPI. A run without one passes its checks like any other.
+        Family::Hydra if job.success() => {
+            eprintln!("NOTE: no pointer move was hidden this time; the run passed its checks");
+            assert_every_type_measured(&json(&out));
+        }
         Family::Hydra => {
             let intel_255 = mpi == Installation::IntelMpi && job.code == Some(255);
             assert!(matches!(job.code, Some(1 | 3)) || intel_255, "{job:#?}");
@@ -167,13 +174,33 @@ fn the_shared_file_pointer_where_clients_cache_works_under_open_mpi_and_is_refus
                 "{}",
                 job.stderr
             );
-            assert!(!out.exists(), "a failed run left {}", out.display());
+            if !out.exists() {
+                // Stopped at the short file: nothing written.
+                assert!(job.code == Some(1) || intel_255, "{job:#?}");
+            } else {
+                // Completed, the read found the overlaps (3, or Intel's 255 for it): the
+                // JSON counts the data errors, all of them in type 1.
+                assert!(job.code == Some(3) || intel_255, "{job:#?}");
+                let doc = json(&out);
+                let errors = |t: u64| -> u64 {
+                    doc["partitions"][0]["access"]["read"]
+                        .as_array()
+                        .unwrap()
+                        .iter()
+                        .filter(|p| p["type"] == t)
+                        .map(|p| p["errors"].as_u64().unwrap())
+                        .sum()
+                };
+                assert!(errors(1) > 0, "{doc}");
+                assert_eq!((0..5).map(errors).sum::<u64>(), errors(1), "{doc}");
+            }
             // With individual pointers for type 1 the run completes, NOT VALID.
-            let mut args = short_args(&mnt, out.to_str().unwrap());
+            let noshared = cluster.dir().join("noshared.json");
+            let mut args = short_args(&mnt, noshared.to_str().unwrap());
             args.push("--noshared");
             let job = run(&cluster, mpi, &args);
             assert!(job.success(), "{job:#?}");
-            let doc = json(&out);
+            let doc = json(&noshared);
             assert_eq!(doc["valid"], false);
             assert_every_type_measured(&doc);
         }
