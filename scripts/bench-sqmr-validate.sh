@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # sqmr --validate against plain sqmr: interleaved pairs of runs (the order alternates),
 # 0..4096 B, 2 ranks (1 core x 1 neighbour), window 10, Open MPI over shared memory
-# (pml ob1, btl self,vader), --bind-to none. Each run reports per size the median of
+# (pml ob1, btl self,vader), --bind-to core (BIND=none lets the kernel move the ranks; runs
+# here then fall into a fast and a slow mode). Each run reports per size the median of
 # REPEAT timed loops (--repeat), so one slow loop does not decide a pair. The summary per
 # size: the median average msgs/s of each variant over the pairs, the ratio of the
 # medians, and the median and minimum of the per-pair ratios (goal: >= 0.9 up to 4 KiB).
@@ -30,7 +31,7 @@ export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
 run() {
   local variant=$1 pair=$2 binary=$3
   shift 3
-  mpirun -n 2 --bind-to none --mca pml ob1 --mca btl self,vader "$binary" \
+  mpirun -n 2 --bind-to "${BIND:-core}" --mca pml ob1 --mca btl self,vader "$binary" \
     --num_iters "$iters" --max_msgsize "$max" "$@" |
     awk -v v="$variant" -v p="$pair" '!/^#/ && NF == 8 { print v "\t" p "\t" $1 "\t" $3 }' >> "$raw"
 }

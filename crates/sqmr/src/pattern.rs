@@ -14,10 +14,10 @@
 //! but about one in 256 bytes. Messages repeat every 256 iterations; one that late cannot
 //! be matched, since MPI keeps one sender's messages in order.
 //!
-//! Every message one sender sends in one iteration is the same, so the receiver makes
-//! the expected bytes once per sender and iteration ([`apply`]: one XOR pass) and
-//! compares whole messages with slice equality (`memcmp`); only a message that differs is
-//! searched for its first damaged byte ([`first_difference`]).
+//! The receiver checks a message in one pass over it and the base, a word at a time
+//! ([`is_message`]: message XOR key against the base, the differences OR-ed together,
+//! which the compiler vectorises), without writing the expected bytes anywhere; only a
+//! message that differs is searched for its first damaged byte ([`first_difference`]).
 
 /// splitmix64's finalizer: a well-mixed word of `z`.
 #[inline]
@@ -77,6 +77,32 @@ pub fn apply(out: &mut [u8], base: &[u8], key: u64) {
     }
 }
 
+/// Whether `message` is `base XOR key` (the key's little-endian bytes repeated): the
+/// message with that key, checked in one pass over both, nothing written.
+#[inline]
+pub fn is_message(message: &[u8], base: &[u8], key: u64) -> bool {
+    if message.len() != base.len() {
+        return false;
+    }
+    let word = |b: &[u8]| {
+        let mut w = [0u8; 8];
+        w.copy_from_slice(b);
+        u64::from_le_bytes(w)
+    };
+    let mut messages = message.chunks_exact(8);
+    let mut bases = base.chunks_exact(8);
+    let diff = (&mut messages)
+        .zip(&mut bases)
+        .fold(0u64, |d, (m, b)| d | (word(m) ^ word(b) ^ key));
+    let tail = messages
+        .remainder()
+        .iter()
+        .zip(bases.remainder())
+        .zip(key.to_le_bytes())
+        .fold(0u8, |d, ((m, b), k)| d | (m ^ b ^ k));
+    diff == 0 && tail == 0
+}
+
 /// Fills `buffer` with the message of `sender` in `iteration` (the buffer's length is the
 /// message size): the base, then the key over it.
 pub fn fill(buffer: &mut [u8], sender: usize, iteration: u64) {
@@ -126,6 +152,28 @@ mod tests {
                 bad[at] ^= 0x01;
                 assert_eq!(first_mismatch(&bad, 3, 17), Some(at), "{size} at {at}");
             }
+        }
+    }
+
+    #[test]
+    fn is_message_agrees_with_comparing_against_the_expected_bytes() {
+        for size in [0usize, 1, 7, 8, 9, 63, 64, 65, 1000, 4096] {
+            let mut base_bytes = vec![0u8; size];
+            base(&mut base_bytes);
+            let k = key(3, size, 17);
+            let mut message = vec![0u8; size];
+            apply(&mut message, &base_bytes, k);
+            assert!(is_message(&message, &base_bytes, k), "size {size}");
+            assert!(size == 0 || !is_message(&message, &base_bytes, key(3, size, 18)));
+            for at in [0, size / 2, size.saturating_sub(1)] {
+                if size == 0 {
+                    continue;
+                }
+                let mut bad = message.clone();
+                bad[at] ^= 0x10;
+                assert!(!is_message(&bad, &base_bytes, k), "size {size}, byte {at}");
+            }
+            assert!(!is_message(&message[..size.saturating_sub(1)], &base_bytes, k) || size == 0);
         }
     }
 

@@ -52,6 +52,19 @@ pub struct Checked {
     pub first: Option<Corruption>,
 }
 
+/// Where the base bytes start in their buffer: half a page past the page-aligned send
+/// buffer's start, so that for messages up to 2 KiB the two use different cache sets.
+const BASE_SKEW: usize = 2048;
+
+/// The distance between two receive slots under `--validate`: the message rounded up to
+/// a cache line, plus one line, so that slot `j` starts `j` lines further into the cache
+/// sets than a page-multiple stride would put it. With page-aligned slots, the ten
+/// pending messages of 2 KiB all fall into the same half of the L1 sets and evict each
+/// other before they are checked.
+fn validated_stride(size: usize) -> usize {
+    size.next_multiple_of(64) + 64
+}
+
 /// The benchmark on one rank: buffers, window, and the communicator of the core ranks.
 pub struct Runner<'a> {
     world: &'a SimpleCommunicator,
@@ -62,10 +75,9 @@ pub struct Runner<'a> {
     window: Window,
     send: AlignedBuffer,
     recv: AlignedBuffer,
-    /// With `--validate`: the base bytes of the current size's messages.
+    /// With `--validate`: the base bytes of the current size's messages, from byte
+    /// [`BASE_SKEW`] on.
     base: AlignedBuffer,
-    /// With `--validate`: the message expected from one peer in one iteration.
-    expected: AlignedBuffer,
     validate: bool,
     /// Iterations run at the current size (warm-up and earlier samples included): the
     /// iteration the pattern of `--validate` depends on.
@@ -92,8 +104,12 @@ impl<'a> Runner<'a> {
         let peers = topology.peers(rank);
         let window = Window::new(world, &peers, config.win_size);
         let max = config.max_msgsize as usize;
-        let receive_slots = if config.validate { window.slots() } else { 1 };
-        let pattern = if config.validate { max } else { 0 };
+        let (receive_slots, stride) = if config.validate {
+            (window.slots(), validated_stride(max))
+        } else {
+            (1, max)
+        };
+        let pattern = if config.validate { max + BASE_SKEW } else { 0 };
         Runner {
             world,
             cores,
@@ -101,9 +117,8 @@ impl<'a> Runner<'a> {
             is_core,
             peers,
             send: AlignedBuffer::zeroed(max),
-            recv: AlignedBuffer::zeroed(max * receive_slots),
+            recv: AlignedBuffer::zeroed(stride * receive_slots),
             base: AlignedBuffer::zeroed(pattern),
-            expected: AlignedBuffer::zeroed(pattern),
             window,
             validate: config.validate,
             iteration: 0,
@@ -129,7 +144,7 @@ impl<'a> Runner<'a> {
         let size = step.msgsize as usize;
         let started = mpi::time();
         if self.validate {
-            pattern::base(&mut self.base.as_mut_slice()[..size]);
+            pattern::base(&mut self.base.as_mut_slice()[BASE_SKEW..BASE_SKEW + size]);
         }
         self.world.barrier();
         self.iteration = 0;
@@ -208,7 +223,11 @@ impl<'a> Runner<'a> {
         for iteration in self.iteration..self.iteration + count {
             let send = &mut self.send.as_mut_slice()[..size];
             let key = pattern::key(self.rank, size, iteration);
-            pattern::apply(send, &self.base.as_slice()[..size], key);
+            pattern::apply(
+                send,
+                &self.base.as_slice()[BASE_SKEW..BASE_SKEW + size],
+                key,
+            );
             if self.corrupt_one
                 && !self.corrupted_once
                 && size > 0
@@ -217,29 +236,35 @@ impl<'a> Runner<'a> {
                 send[0] ^= 0xFF;
                 self.corrupted_once = true;
             }
-            self.window
-                .iterate(self.send.as_slice(), self.recv.as_mut_slice(), size, size);
+            self.window.iterate(
+                self.send.as_slice(),
+                self.recv.as_mut_slice(),
+                size,
+                validated_stride(size),
+            );
             self.check(size, iteration);
         }
     }
 
-    /// Checks every received message of `iteration`: the expected bytes are made once
-    /// per peer, and every message from that peer is compared with them whole.
+    /// Checks every received message of `iteration` against its peer's key, one pass over
+    /// each; only a damaged one gets its expected bytes made, to find the first bad byte.
     fn check(&mut self, size: usize, iteration: u64) {
         let slots = self.window.slots();
         let peers = self.peers.len();
+        let stride = validated_stride(size);
         let recv = self.recv.as_slice();
-        let base = &self.base.as_slice()[..size];
-        let expected = &mut self.expected.as_mut_slice()[..size];
+        let base = &self.base.as_slice()[BASE_SKEW..BASE_SKEW + size];
         self.checked.messages += slots as u64;
         for (p, &from) in self.peers.iter().enumerate() {
-            pattern::apply(expected, base, pattern::key(from, size, iteration));
+            let key = pattern::key(from, size, iteration);
             for slot in (p..slots).step_by(peers) {
-                let message = &recv[slot * size..(slot + 1) * size];
-                if message == &*expected {
+                let message = &recv[slot * stride..slot * stride + size];
+                if pattern::is_message(message, base, key) {
                     continue;
                 }
-                let byte = pattern::first_difference(message, expected).unwrap_or(0);
+                let mut expected = vec![0u8; size];
+                pattern::apply(&mut expected, base, key);
+                let byte = pattern::first_difference(message, &expected).unwrap_or(0);
                 self.checked.corrupted += 1;
                 self.checked.first.get_or_insert(Corruption {
                     rank: self.rank,
