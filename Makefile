@@ -103,7 +103,6 @@ bench: build build-mpich4
 	@scripts/bench-sqmr-precision.sh
 	@PAIRS=5 T=120 scripts/bench-beffio.sh
 	@scripts/bench-beffio-deadline.sh
-	@scripts/bench-beffio-gluster.sh
 
 ## Binaries, man pages and shell completions under $(PREFIX) (DESTDIR=... for a staged install).
 .PHONY: install
