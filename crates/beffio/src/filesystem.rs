@@ -104,10 +104,13 @@ pub enum Probe {
 }
 
 impl Probe {
-    fn describe(&self, seen: &str, not_seen: &str) -> String {
+    /// How the header says it: `seen across ranks`, `NOT seen across ranks (rank 1 on n2)`.
+    fn describe(&self) -> String {
         match self {
-            Probe::Seen => seen.to_string(),
-            Probe::NotSeen { rank, host } => format!("{not_seen} (rank {rank} on {host})"),
+            Probe::Seen => "seen across ranks".to_string(),
+            Probe::NotSeen { rank, host } => {
+                format!("NOT seen across ranks (rank {rank} on {host})")
+            }
             Probe::Failed { message } => format!("not checked: {message}"),
             Probe::OneRank => "not checked (one rank)".to_string(),
         }
@@ -148,16 +151,10 @@ impl FileSystem {
             out += &format!("; other ranks see another type: {other}");
         }
         if let Some(p) = &self.locks {
-            out += &format!(
-                "; byte-range locks {}",
-                p.describe("seen across ranks", "NOT seen across ranks")
-            );
+            out += &format!("; byte-range locks {}", p.describe());
         }
         if let Some(p) = &self.visibility {
-            out += &format!(
-                "; writes through open files {}",
-                p.describe("seen across ranks", "NOT seen across ranks")
-            );
+            out += &format!("; writes through open files {}", p.describe());
         }
         out
     }

@@ -20,6 +20,7 @@ use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
 use crate::{Cluster, CONTROL, HOSTS};
+use mpitest::procs;
 
 /// Where the volume's daemons keep their state, bricks and logs, and where it is mounted.
 pub const STATE_ROOT: &str = "/tmp/xylem-gluster";
@@ -78,19 +79,11 @@ fn output_text(
 /// The processes whose command line names [`STATE_ROOT`] (glusterd, the bricks, the
 /// clients), this one aside.
 fn state_processes() -> Vec<u32> {
-    let Ok(entries) = fs::read_dir("/proc") else {
-        return Vec::new();
-    };
-    entries
-        .filter_map(|e| e.ok()?.file_name().to_str()?.parse::<u32>().ok())
-        .filter(|p| *p != std::process::id())
-        .filter(|pid| {
-            fs::read(format!("/proc/{pid}/cmdline")).is_ok_and(|c| {
-                c.windows(STATE_ROOT.len())
-                    .any(|w| w == STATE_ROOT.as_bytes())
-            })
-        })
-        .collect()
+    procs::processes_where(|pid| {
+        procs::cmdline(pid)
+            .windows(STATE_ROOT.len())
+            .any(|w| w == STATE_ROOT.as_bytes())
+    })
 }
 
 /// Stops this module's processes: those that name [`STATE_ROOT`], and every process in the
@@ -98,37 +91,34 @@ fn state_processes() -> Vec<u32> {
 /// glusterd also starts helpers that do not name it, such as the self-heal daemon of a
 /// replicated volume). SIGTERM first, SIGKILL after 5 s.
 fn stop_state_processes(cluster: &Cluster) {
-    let ours = fs::read_link("/proc/self/ns/mnt").ok();
+    let ours = procs::mount_namespace(std::process::id());
     let hosts = cluster.host_mount_namespaces();
     let all = || -> Vec<u32> {
         let named = state_processes();
         let mut namespaces: Vec<PathBuf> = named
             .iter()
-            .filter_map(|p| fs::read_link(format!("/proc/{p}/ns/mnt")).ok())
+            .filter_map(|&p| procs::mount_namespace(p))
             .filter(|ns| Some(ns) != ours.as_ref() && !hosts.contains(ns))
             .collect();
         namespaces.sort();
         namespaces.dedup();
         let mut pids = named;
         for ns in &namespaces {
-            pids.extend(crate::processes_in_mount_namespace(ns));
+            pids.extend(procs::processes_in_mount_namespace(ns));
         }
         pids.sort_unstable();
         pids.dedup();
         pids
     };
     for pid in all() {
-        let _ = Command::new("kill")
-            .args(["-TERM", &pid.to_string()])
-            .stderr(Stdio::null())
-            .status();
+        procs::signal(pid, "TERM");
     }
     let deadline = Instant::now() + Duration::from_secs(5);
     while Instant::now() < deadline && !all().is_empty() {
         std::thread::sleep(Duration::from_millis(50));
     }
     for pid in all() {
-        crate::kill(pid);
+        procs::signal(pid, "KILL");
     }
 }
 

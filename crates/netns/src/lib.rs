@@ -27,6 +27,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::time::Duration;
 
+use mpitest::procs;
 pub use mpitest::{Family, Installation, Job};
 
 pub mod gluster;
@@ -125,50 +126,18 @@ fn holder_name(host: &str) -> String {
     format!("xylem-host-{host}")
 }
 
-/// The pids whose command line starts with `prefix`.
-pub(crate) fn pids_named(prefix: &str) -> Vec<u32> {
-    let Ok(entries) = fs::read_dir("/proc") else {
-        return Vec::new();
-    };
-    entries
-        .filter_map(|e| e.ok()?.file_name().to_str()?.parse::<u32>().ok())
-        .filter(|pid| {
-            fs::read(format!("/proc/{pid}/cmdline")).is_ok_and(|c| c.starts_with(prefix.as_bytes()))
-        })
-        .collect()
-}
-
-/// Every process whose mount namespace is `ns` (the link target of `/proc/PID/ns/mnt`).
-pub(crate) fn processes_in_mount_namespace(ns: &Path) -> Vec<u32> {
-    let Ok(entries) = fs::read_dir("/proc") else {
-        return Vec::new();
-    };
-    entries
-        .filter_map(|e| e.ok()?.file_name().to_str()?.parse::<u32>().ok())
-        .filter(|pid| {
-            fs::read_link(format!("/proc/{pid}/ns/mnt")).is_ok_and(|link| link.as_path() == ns)
-        })
-        .collect()
-}
-
-pub(crate) fn kill(pid: u32) {
-    let _ = Command::new("kill")
-        .args(["-KILL", &pid.to_string()])
-        .stderr(Stdio::null())
-        .status();
-}
-
 /// Stops every process left in a host's mount namespace (its holder included): the
 /// namespace, and every mount made in it, goes with the last of them.
 fn stop_host_namespaces() {
     for host in HOSTS {
-        for holder in pids_named(&holder_name(host)) {
-            if let Ok(ns) = fs::read_link(format!("/proc/{holder}/ns/mnt")) {
-                for pid in processes_in_mount_namespace(&ns) {
-                    kill(pid);
+        let name = holder_name(host);
+        for holder in procs::processes_where(|p| procs::cmdline(p).starts_with(name.as_bytes())) {
+            if let Some(ns) = procs::mount_namespace(holder) {
+                for pid in procs::processes_in_mount_namespace(&ns) {
+                    procs::signal(pid, "KILL");
                 }
             }
-            kill(holder);
+            procs::signal(holder, "KILL");
         }
     }
 }
@@ -324,8 +293,7 @@ impl Cluster {
                     why.trim()
                 ));
             }
-            let cmdline = fs::read(format!("/proc/{}/cmdline", child.id())).unwrap_or_default();
-            if cmdline.starts_with(name.as_bytes()) {
+            if procs::cmdline(child.id()).starts_with(name.as_bytes()) {
                 return Ok(child);
             }
             std::thread::sleep(Duration::from_millis(10));
@@ -340,7 +308,7 @@ impl Cluster {
     pub(crate) fn host_mount_namespaces(&self) -> Vec<PathBuf> {
         self.holders
             .iter()
-            .filter_map(|h| fs::read_link(format!("/proc/{}/ns/mnt", h.id())).ok())
+            .filter_map(|h| procs::mount_namespace(h.id()))
             .collect()
     }
 

@@ -29,6 +29,7 @@
 
 #![forbid(unsafe_code)]
 
+use mpitest::procs::{processes_in_mount_namespace, signal};
 use std::fmt::Write as _;
 use std::fs;
 use std::path::{Path, PathBuf};
@@ -218,29 +219,8 @@ fn cmdline(pid: u32) -> Option<String> {
         .map(|b| String::from_utf8_lossy(&b).replace('\0', " "))
 }
 
-fn signal(pid: u32, sig: &str) {
-    let _ = Command::new("kill")
-        .arg(format!("-{sig}"))
-        .arg(pid.to_string())
-        .stderr(Stdio::null())
-        .status();
-}
-
 fn read_pid(file: &Path) -> Option<u32> {
     fs::read_to_string(file).ok()?.trim().parse().ok()
-}
-
-/// Every process whose mount namespace is `ns` (the link target of `/proc/PID/ns/mnt`).
-fn processes_in_namespace(ns: &Path) -> Vec<u32> {
-    let Ok(entries) = fs::read_dir("/proc") else {
-        return Vec::new();
-    };
-    entries
-        .filter_map(|e| e.ok()?.file_name().to_str()?.parse::<u32>().ok())
-        .filter(|pid| {
-            fs::read_link(format!("/proc/{pid}/ns/mnt")).is_ok_and(|link| link.as_path() == ns)
-        })
-        .collect()
 }
 
 /// Stops daemons of clusters whose test process died without dropping them: a cluster
@@ -277,7 +257,7 @@ fn stop_leftovers() {
             if let Ok(ns) = fs::read_link(format!("/proc/{pid}/ns/mnt")) {
                 let own = fs::read_link("/proc/self/ns/mnt").ok();
                 if own.as_ref() != Some(&ns) {
-                    for p in processes_in_namespace(&ns) {
+                    for p in processes_in_mount_namespace(&ns) {
                         signal(p, "KILL");
                     }
                 }
@@ -692,7 +672,7 @@ fn stop_daemon(daemon: &mut Daemon) {
     }
     let _ = daemon.child.wait();
     if let Some(ns) = &daemon.mount_ns {
-        for p in processes_in_namespace(ns) {
+        for p in processes_in_mount_namespace(ns) {
             signal(p, "KILL");
         }
     }

@@ -50,26 +50,24 @@ fn first_rank(world: &SimpleCommunicator, local: bool) -> Option<(usize, String)
     Some((first as usize, String::from_utf8_lossy(&name).into_owned()))
 }
 
-fn lock(file: &File, kind: libc::c_int) -> nix::Result<libc::c_int> {
-    let l = libc::flock {
+/// A byte-range lock of `kind` (`F_WRLCK`, `F_UNLCK`) over the probe bytes.
+fn probe_range(kind: libc::c_int) -> libc::flock {
+    libc::flock {
         l_type: kind as libc::c_short,
         l_whence: libc::SEEK_SET as libc::c_short,
         l_start: 0,
         l_len: FIRST.len() as libc::off_t,
         l_pid: 0,
-    };
-    fcntl(file.as_raw_fd(), FcntlArg::F_SETLK(&l))
+    }
+}
+
+fn lock(file: &File, kind: libc::c_int) -> nix::Result<libc::c_int> {
+    fcntl(file.as_raw_fd(), FcntlArg::F_SETLK(&probe_range(kind)))
 }
 
 /// Whether another process holds a write lock on the probe bytes, as `file` sees it.
 fn lock_seen(file: &File) -> nix::Result<bool> {
-    let mut l = libc::flock {
-        l_type: libc::F_WRLCK as libc::c_short,
-        l_whence: libc::SEEK_SET as libc::c_short,
-        l_start: 0,
-        l_len: FIRST.len() as libc::off_t,
-        l_pid: 0,
-    };
+    let mut l = probe_range(libc::F_WRLCK);
     fcntl(file.as_raw_fd(), FcntlArg::F_GETLK(&mut l))?;
     Ok(l.l_type != libc::F_UNLCK as libc::c_short)
 }
@@ -144,6 +142,15 @@ pub fn probe(world: &SimpleCommunicator, dir: &Path) -> FileSystem {
     fs
 }
 
+/// A check's outcome: its agreed error, else the first rank that did not see, else seen.
+fn verdict(result: Result<(), String>, missing: Option<(usize, String)>) -> Probe {
+    match (result, missing) {
+        (Err(message), _) => Probe::Failed { message },
+        (Ok(()), Some((rank, host))) => Probe::NotSeen { rank, host },
+        (Ok(()), None) => Probe::Seen,
+    }
+}
+
 fn check_locks(world: &SimpleCommunicator, file: &File) -> Probe {
     let rank = world.rank();
     let taken = (rank == 0)
@@ -167,26 +174,21 @@ fn check_locks(world: &SimpleCommunicator, file: &File) -> Probe {
         let _ = lock(file, libc::F_UNLCK);
     }
     world.barrier();
-    match (result, missing) {
-        (Err(message), _) => Probe::Failed { message },
-        (Ok(()), Some((rank, host))) => Probe::NotSeen { rank, host },
-        (Ok(()), None) => Probe::Seen,
-    }
+    verdict(result, missing)
 }
 
 /// Takes a blocking write lock on the probe bytes, runs `f`, and unlocks: how MPI-IO's
 /// shared file pointer reads and moves its pointer.
 fn under_lock<T>(file: &File, f: impl FnOnce() -> std::io::Result<T>) -> std::io::Result<T> {
-    let l = |kind: libc::c_int| libc::flock {
-        l_type: kind as libc::c_short,
-        l_whence: libc::SEEK_SET as libc::c_short,
-        l_start: 0,
-        l_len: FIRST.len() as libc::off_t,
-        l_pid: 0,
-    };
-    fcntl(file.as_raw_fd(), FcntlArg::F_SETLKW(&l(libc::F_WRLCK)))?;
+    fcntl(
+        file.as_raw_fd(),
+        FcntlArg::F_SETLKW(&probe_range(libc::F_WRLCK)),
+    )?;
     let out = f();
-    fcntl(file.as_raw_fd(), FcntlArg::F_SETLKW(&l(libc::F_UNLCK)))?;
+    fcntl(
+        file.as_raw_fd(),
+        FcntlArg::F_SETLKW(&probe_range(libc::F_UNLCK)),
+    )?;
     out
 }
 
@@ -215,9 +217,5 @@ fn check_visibility(world: &SimpleCommunicator, file: &File, fresh: bool) -> Pro
     let result = agree(world, error);
     let stale = !fresh || matches!(now, Some(Ok(bytes)) if bytes != SECOND);
     let missing = first_rank(world, stale);
-    match (result, missing) {
-        (Err(message), _) => Probe::Failed { message },
-        (Ok(()), Some((rank, host))) => Probe::NotSeen { rank, host },
-        (Ok(()), None) => Probe::Seen,
-    }
+    verdict(result, missing)
 }
