@@ -110,8 +110,8 @@ fn every_pattern_type_runs_across_hosts_with_its_bytes_checked_and_spread_over_b
             let mut args = short_args(mnt, out.to_str().unwrap());
             args.extend(["--keep", "--drop-cache"]);
             if mpi.family() == Family::Hydra {
-                // ROMIO's shared pointer overlapped even on this volume in a 30 s run
-                // (bench-beffio-gluster.sh, MPICH 4): type 1 with individual pointers here.
+                // ROMIO's shared pointer overlapped even on this volume in 1 of 9 runs of
+                // bench-beffio-gluster.sh (MPICH 4, -T 20): type 1 with individual pointers.
                 args.push("--noshared");
             }
             let job = run(cluster, mpi, &args);
