@@ -330,11 +330,11 @@ fn repeat_keeps_every_sample_and_the_row_is_the_median_one() {
             .iter()
             .map(|s| f(&s["rates"]["average"]["msgs_per_s"]))
             .collect();
-        assert_eq!(
-            averages.iter().filter(|&&a| a < median).count(),
-            3,
-            "{averages:?}"
-        );
+        // Equal samples happen (the timer's resolution): the median is the fourth of seven
+        // in order, so at most three lie below it and at most three above.
+        let below = averages.iter().filter(|&&a| a < median).count();
+        let above = averages.iter().filter(|&&a| a > median).count();
+        assert!(below <= 3 && above <= 3, "{averages:?}");
         for (i, (name, _)) in [("average", 0), ("max", 1), ("min", 2)].iter().enumerate() {
             let rate = f(&size["rates"][name]["msgs_per_s"]);
             assert!(
