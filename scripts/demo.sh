@@ -38,7 +38,7 @@ for bench in sqmr b_eff_io; do
     "$bin/xylem" plot "$out/$bench.json" -o "$out/$bench.$ext"
   done
 done
-scripts/demo-summary.py "$out" > "$out/summary.md"
+"$bin/xylem" summary "$out" > "$out/summary.md"
 
 echo >&2
 echo "results in $out/ (results/latest points there):" >&2

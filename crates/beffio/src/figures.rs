@@ -10,17 +10,17 @@ pub fn weighted_mean(access: &AccessResult) -> f64 {
 
 /// The U-weighted mean bandwidth of `patterns` (MB/s); 0 when their U sum to 0.
 fn u_weighted_mean<'a>(patterns: impl Iterator<Item = &'a PatternResult>) -> f64 {
-    let (sum, units) = patterns.fold((0.0, 0u32), |(s, u), p| {
-        (
-            s + f64::from(p.pattern.u) * p.bandwidth_mb_s(),
-            u + p.pattern.u,
-        )
+    u_weighted(patterns.map(|p| (p.pattern.u, p.bandwidth_mb_s()))).unwrap_or(0.0)
+}
+
+/// `Σ U·bw / Σ U` of `(U, bandwidth)` points, `None` when their U sum to 0: the rule of
+/// every b_eff_io mean, of the tables' cells as of the figure (the patterns with U = 0,
+/// the open patterns and segment fillers, weigh nothing).
+pub fn u_weighted(points: impl Iterator<Item = (u32, f64)>) -> Option<f64> {
+    let (sum, units) = points.fold((0.0, 0u64), |(s, u), (pu, bw)| {
+        (s + f64::from(pu) * bw, u + u64::from(pu))
     });
-    if units == 0 {
-        0.0
-    } else {
-        sum / f64::from(units)
-    }
+    (units > 0).then(|| sum / units as f64)
 }
 
 /// The U-weighted mean over the patterns of one type in one access method (MB/s).

@@ -5,10 +5,10 @@
 //! The probing itself is in [`crate::run::fsprobe`]; this module holds the facts and
 //! their wording.
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 /// One line of `/proc/self/mountinfo`, the fields b_eff_io reports.
-#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
 pub struct Mount {
     /// Where it is mounted.
     pub mount_point: String,
@@ -82,7 +82,7 @@ pub fn mount_of(mountinfo: &str, path: &str) -> Option<Mount> {
 }
 
 /// The outcome of one cross-rank check.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(tag = "result", rename_all = "snake_case")]
 pub enum Probe {
     /// Every other rank saw what rank 0 (or the last rank) did.
@@ -123,7 +123,7 @@ impl Probe {
 }
 
 /// The file system of the run, as rank 0 sees it, with the cross-rank checks.
-#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
 pub struct FileSystem {
     /// Rank 0's mount of the run directory.
     pub mount: Mount,

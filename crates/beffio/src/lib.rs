@@ -12,10 +12,12 @@ pub mod filesystem;
 pub mod hints;
 pub mod markers;
 pub mod options;
+#[cfg(feature = "mpi")]
 pub mod outputs;
 pub mod patterns;
 pub mod report;
 pub mod results;
+#[cfg(feature = "mpi")]
 pub mod run;
 pub mod schedule;
 pub mod segment;

@@ -52,6 +52,15 @@ impl PatternType {
     }
 }
 
+/// Pattern type `t` as figures and comparisons name it: `type 0 scatter`, or `type 7`
+/// for a number no type has.
+pub fn type_label(t: usize) -> String {
+    match PatternType::ALL.get(t) {
+        Some(ty) => format!("type {t} {}", ty.name()),
+        None => format!("type {t}"),
+    }
+}
+
 /// What a pattern is for, beyond its sizes.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 pub enum Role {

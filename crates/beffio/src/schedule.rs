@@ -26,6 +26,15 @@ impl Access {
         }
     }
 
+    /// The name of a figure's panel, as the paper says it (`first write`, `rewrite`, `read`).
+    pub fn title(self) -> &'static str {
+        match self {
+            Access::Write => "first write",
+            Access::Rewrite => "rewrite",
+            Access::Read => "read",
+        }
+    }
+
     /// Index 0..2 in run order.
     pub fn index(self) -> usize {
         self as usize

@@ -236,11 +236,11 @@ pub fn shell_quote(word: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::{Request, Shape};
+    use crate::{Request, Topology};
 
     fn layout(num_cores: usize, num_nbors: usize, n: usize) -> Layout {
         Layout::plan(&Request {
-            shape: Shape {
+            shape: Topology {
                 num_cores,
                 num_nbors,
             },

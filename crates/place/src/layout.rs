@@ -3,36 +3,13 @@
 use std::collections::BTreeSet;
 
 use crate::Error;
-
-/// The shape of an `sqmr` job.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Shape {
-    /// Ranks on the core node (ranks `0..num_cores`).
-    pub num_cores: usize,
-    /// Neighbour ranks per core rank.
-    pub num_nbors: usize,
-}
-
-impl Shape {
-    /// Ranks in the job, `num_cores · (1 + num_nbors)`, or `None` when that overflows.
-    pub fn ranks(&self) -> Option<usize> {
-        self.num_nbors
-            .checked_add(1)
-            .and_then(|n| n.checked_mul(self.num_cores))
-    }
-
-    /// The neighbour ranks of core rank `core` (sqmr's mapping).
-    pub fn neighbours_of(&self, core: usize) -> std::ops::Range<usize> {
-        let first = self.num_cores + core * self.num_nbors;
-        first..first + self.num_nbors
-    }
-}
+pub use sqmr::topology::Topology;
 
 /// What to place, and where.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Request {
     /// The job.
-    pub shape: Shape,
+    pub shape: Topology,
     /// The node under test; it takes every core rank.
     pub core_node: String,
     /// Every node the job may use, the core node among them, in the order the neighbours
@@ -45,7 +22,7 @@ pub struct Request {
 /// The node of every rank of a job.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Layout {
-    shape: Shape,
+    shape: Topology,
     core_node: String,
     hosts: Vec<String>,
 }
@@ -66,7 +43,7 @@ impl Layout {
     /// nodes whenever `num_nbors ≤ m`, and no other node takes more than one rank above
     /// any other — the smallest load per node any layout can have.
     pub fn plan(request: &Request) -> Result<Layout, Error> {
-        let Shape {
+        let Topology {
             num_cores,
             num_nbors,
         } = request.shape;
@@ -140,7 +117,7 @@ impl Layout {
     }
 
     /// The job's shape.
-    pub fn shape(&self) -> Shape {
+    pub fn shape(&self) -> Topology {
         self.shape
     }
 
@@ -222,7 +199,7 @@ mod tests {
 
     fn request(num_cores: usize, num_nbors: usize, core: &str, nodes: Vec<String>) -> Request {
         Request {
-            shape: Shape {
+            shape: Topology {
                 num_cores,
                 num_nbors,
             },

@@ -17,10 +17,10 @@
 //! says what to change.
 //!
 //! ```
-//! use place::{Command, Launcher, Layout, Request, Shape};
+//! use place::{Command, Launcher, Layout, Request, Topology};
 //!
 //! let request = Request {
-//!     shape: Shape { num_cores: 2, num_nbors: 2 },
+//!     shape: Topology { num_cores: 2, num_nbors: 2 },
 //!     core_node: "n1".into(),
 //!     nodes: vec!["n1".into(), "n2".into(), "n3".into()],
 //!     slots_per_node: None,
@@ -40,7 +40,7 @@ mod command;
 mod layout;
 
 pub use command::{shell_quote, Command, HostFile, Launcher, Mpi};
-pub use layout::{Layout, Request, Shape};
+pub use layout::{Layout, Request, Topology};
 
 /// Why a layout or a command cannot be made.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]

@@ -12,10 +12,15 @@
 
 use serde::Serialize;
 
-use crate::beffio::{self, type_label, Access};
+use beffio::patterns::type_label;
+use beffio::report::json as beffio_doc;
+use beffio::schedule::Access;
+use beffio::units::format_size;
+use sqmr::rates::Rate;
+use sqmr::report::json as sqmr_doc;
+
 use crate::error::Error;
 use crate::load::{one_kind, Document, Result, Run};
-use crate::sqmr;
 
 /// A comparison of two results.
 #[derive(Debug, Clone, PartialEq, Serialize)]
@@ -55,13 +60,13 @@ pub struct Row {
     pub msgsize: Option<u64>,
     /// The partition's processes (b_eff_io).
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub partition: Option<u64>,
+    pub partition: Option<usize>,
     /// The access method (b_eff_io).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub access: Option<&'static str>,
     /// The pattern number (b_eff_io).
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub pattern: Option<u64>,
+    pub pattern: Option<usize>,
     /// The unit of the values.
     pub unit: &'static str,
     /// A's value.
@@ -149,39 +154,38 @@ pub fn compare(a: &Run, b: &Run) -> Result<Comparison> {
     })
 }
 
-fn sqmr_rows(a: &sqmr::Document, b: &sqmr::Document) -> (Vec<Row>, Vec<Row>) {
-    let peak = |d: &sqmr::Document, f: fn(&sqmr::Document) -> Option<(u64, f64)>| f(d).map(|p| p.1);
+fn sqmr_rows<'a>(a: &'a sqmr_doc::Document, b: &'a sqmr_doc::Document) -> (Vec<Row>, Vec<Row>) {
+    type Peak = fn(&sqmr_doc::Document) -> Option<(u64, f64)>;
+    let peak = |d: &sqmr_doc::Document, f: Peak| f(d).map(|p| p.1);
     let headline = vec![
         Row::new(
             "peak message rate".into(),
             "msgs/s",
-            peak(a, sqmr::Document::peak_rate),
-            peak(b, sqmr::Document::peak_rate),
+            peak(a, sqmr_doc::Document::peak_rate),
+            peak(b, sqmr_doc::Document::peak_rate),
         ),
         Row::new(
             "peak bandwidth".into(),
             "MiB/s",
-            peak(a, sqmr::Document::peak_bandwidth),
-            peak(b, sqmr::Document::peak_bandwidth),
+            peak(a, sqmr_doc::Document::peak_bandwidth),
+            peak(b, sqmr_doc::Document::peak_bandwidth),
         ),
     ];
     let mut sizes: Vec<u64> = a.sizes.iter().chain(&b.sizes).map(|s| s.msgsize).collect();
     sizes.sort_unstable();
     sizes.dedup();
-    let find = |d: &sqmr::Document, size| d.sizes.iter().find(|s| s.msgsize == size).copied();
     let mut rows = Vec::new();
     for size in sizes {
-        let (x, y) = (find(a, size), find(b, size));
+        let find = |d: &'a sqmr_doc::Document| d.sizes.iter().find(|s| s.msgsize == size);
+        let (x, y) = (find(a), find(b));
         for (unit, pick) in [
-            (
-                "msgs/s",
-                (|r: &sqmr::Rate| r.msgs_per_s) as fn(&sqmr::Rate) -> f64,
-            ),
-            ("MiB/s", |r: &sqmr::Rate| r.mib_per_s),
+            ("msgs/s", (|r: &Rate| r.msgs_per_s) as fn(&Rate) -> f64),
+            ("MiB/s", |r: &Rate| r.mib_per_s),
         ] {
-            let value = |s: Option<sqmr::Size>| s.map(|s| pick(&s.rates.average));
-            let interval =
-                |s: Option<sqmr::Size>| s.and_then(|s| s.interval(pick)).map(|(lo, hi)| [lo, hi]);
+            let value = |s: Option<&sqmr_doc::SizeResult>| s.map(|s| pick(&s.rates.average));
+            let interval = |s: Option<&sqmr_doc::SizeResult>| {
+                s.and_then(|s| s.interval(pick)).map(|(lo, hi)| [lo, hi])
+            };
             let mut row = Row::new(format!("{size} B"), unit, value(x), value(y))
                 .with_intervals(interval(x), interval(y));
             row.msgsize = Some(size);
@@ -191,14 +195,14 @@ fn sqmr_rows(a: &sqmr::Document, b: &sqmr::Document) -> (Vec<Row>, Vec<Row>) {
     (headline, rows)
 }
 
-fn beffio_rows(a: &beffio::Document, b: &beffio::Document) -> (Vec<Row>, Vec<Row>) {
+fn beffio_rows(a: &beffio_doc::Document, b: &beffio_doc::Document) -> (Vec<Row>, Vec<Row>) {
     let mut headline = vec![Row::new(
         "b_eff_io".into(),
         "MB/s",
         Some(a.b_eff_io_mb_s),
         Some(b.b_eff_io_mb_s),
     )];
-    let mut parts: Vec<u64> = a
+    let mut parts: Vec<usize> = a
         .partitions
         .iter()
         .chain(&b.partitions)
@@ -206,7 +210,8 @@ fn beffio_rows(a: &beffio::Document, b: &beffio::Document) -> (Vec<Row>, Vec<Row
         .collect();
     parts.sort_unstable_by(|x, y| y.cmp(x));
     parts.dedup();
-    let part = |d: &'_ beffio::Document, n| d.partitions.iter().find(|p| p.processes == n).cloned();
+    let part =
+        |d: &'_ beffio_doc::Document, n| d.partitions.iter().find(|p| p.processes == n).cloned();
     let mut rows = Vec::new();
     for n in parts {
         let (pa, pb) = (part(a, n), part(b, n));
@@ -219,25 +224,27 @@ fn beffio_rows(a: &beffio::Document, b: &beffio::Document) -> (Vec<Row>, Vec<Row
         h.partition = Some(n);
         headline.push(h);
         for access in Access::ALL {
-            let list = |p: &Option<beffio::Partition>| {
+            let list = |p: &Option<beffio_doc::Partition>| {
                 p.as_ref()
                     .map(|p| p.access.of(access).to_vec())
                     .unwrap_or_default()
             };
             let (la, lb) = (list(&pa), list(&pb));
-            let mut numbers: Vec<u64> = la.iter().chain(&lb).map(|p| p.number).collect();
+            let mut numbers: Vec<usize> = la.iter().chain(&lb).map(|p| p.number).collect();
             numbers.sort_unstable();
             numbers.dedup();
             for number in numbers {
-                let find = |l: &[beffio::Pattern]| l.iter().find(|p| p.number == number).copied();
-                let (x, y) = (find(&la), find(&lb));
+                let (x, y) = (
+                    la.iter().find(|p| p.number == number),
+                    lb.iter().find(|p| p.number == number),
+                );
                 let Some(shape) = x.or(y) else { continue };
                 let mut row = Row::new(
                     format!(
                         "n={n} {} #{number} {} {}",
                         access.name(),
                         type_label(shape.ptype),
-                        chunk_name(shape.chunk_bytes)
+                        format_size(shape.chunk_bytes)
                     ),
                     "MB/s",
                     x.map(|p| p.bandwidth_mb_s),
@@ -251,19 +258,6 @@ fn beffio_rows(a: &beffio::Document, b: &beffio::Document) -> (Vec<Row>, Vec<Row
         }
     }
     (headline, rows)
-}
-
-/// A chunk size as b_eff_io names it: `1 kB`, `32 kB+8`, `2 MB`, else bytes.
-pub fn chunk_name(bytes: u64) -> String {
-    for (unit, name) in [(beffio::MB, "MB"), (beffio::KB, "kB")] {
-        if bytes >= unit && bytes.is_multiple_of(unit) {
-            return format!("{} {name}", bytes / unit);
-        }
-        if bytes > 8 && bytes >= unit && (bytes - 8).is_multiple_of(unit) {
-            return format!("{} {name}+8", (bytes - 8) / unit);
-        }
-    }
-    format!("{bytes} B")
 }
 
 /// A value for the table: 4 significant figures or so, `-` for none.
@@ -366,16 +360,6 @@ pub fn json(c: &Comparison) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn chunk_names_follow_the_table() {
-        assert_eq!(chunk_name(1024), "1 kB");
-        assert_eq!(chunk_name(1032), "1 kB+8");
-        assert_eq!(chunk_name(32 * 1024 + 8), "32 kB+8");
-        assert_eq!(chunk_name(2 << 20), "2 MB");
-        assert_eq!(chunk_name((1 << 20) + 8), "1 MB+8");
-        assert_eq!(chunk_name(1_759_168), "1759168 B");
-    }
 
     #[test]
     fn ratios_need_both_values_and_a_nonzero_base() {

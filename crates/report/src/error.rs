@@ -33,14 +33,14 @@ pub enum Error {
         found: String,
     },
     /// The JSON says which benchmark wrote it, but lacks a field the reports need.
-    #[error("{path}: a {kind} result, but malformed: {source}")]
+    #[error("{path}: a {kind} result, but malformed: {reason}")]
     Malformed {
         /// The file.
         path: PathBuf,
         /// The benchmark it claims to be.
         kind: &'static str,
-        /// The field that is missing or of the wrong type.
-        source: serde_json::Error,
+        /// The field that is missing or of the wrong type, or a newer schema version.
+        reason: String,
     },
     /// Results of different benchmarks given together.
     #[error("{first} is a {first_kind} result but {other} is a {other_kind} result; give results of one benchmark")]

@@ -2,23 +2,23 @@
 //! headline figures of `sqmr` and `b_eff_io` JSON results.
 //!
 //! Pure: JSON text in, SVG/PNG bytes or text out. The kind of a result is read from its
-//! `"benchmark"` field; only the fields the reports use are read, so a document with more
-//! fields (a newer writer) still loads.
+//! `"benchmark"` field; each document is read with its writer's own type and reader
+//! (`sqmr::report::json::Document::from_json`, `beffio::report::json::Document::from_json`,
+//! built without MPI), which also read the older schema versions.
 //!
 //! - [`load`]: read a file, tell its kind, give [`load::Run`] with a label;
-//! - [`sqmr`] and [`beffio`]: the fields of each document that the reports use;
 //! - [`plot`]: the plots; [`compare`]: the comparisons;
-//! - [`perflog`]: ReFrame performance logs of xylem's checks, as series over time.
+//! - [`perflog`]: ReFrame performance logs of xylem's checks, as series over time;
+//! - [`summary`]: a results folder's headline figures as Markdown.
 
 #![forbid(unsafe_code)]
 
-pub mod beffio;
 pub mod compare;
 pub mod error;
 pub mod load;
 pub mod perflog;
 pub mod plot;
-pub mod sqmr;
+pub mod summary;
 
 pub use error::Error;
 pub use load::{load_file, parse, Kind, Result, Run};

@@ -3,7 +3,8 @@
 use std::path::Path;
 
 use crate::error::Error;
-use crate::{beffio, sqmr};
+use beffio::report::json as beffio_doc;
+use sqmr::report::json as sqmr_doc;
 
 /// A result of this crate's functions.
 pub type Result<T> = std::result::Result<T, Error>;
@@ -31,9 +32,9 @@ impl Kind {
 #[derive(Debug, Clone, PartialEq)]
 pub enum Document {
     /// A sqmr result.
-    Sqmr(sqmr::Document),
+    Sqmr(sqmr_doc::Document),
     /// A b_eff_io result.
-    BEffIo(beffio::Document),
+    BEffIo(beffio_doc::Document),
 }
 
 /// One loaded result and the label it goes by in legends and tables.
@@ -102,18 +103,18 @@ pub fn parse(text: &str, path: &Path) -> Result<Document> {
         Some(serde_json::Value::String(s)) if s == "b_eff_io" => Kind::BEffIo,
         Some(other) => return Err(unknown(format!("\"benchmark\" is {other}"))),
     };
-    let malformed = |source| Error::Malformed {
+    let malformed = |reason: String| Error::Malformed {
         path: path.to_path_buf(),
         kind: kind.name(),
-        source,
+        reason,
     };
     match kind {
-        Kind::Sqmr => serde_json::from_value(value)
+        Kind::Sqmr => sqmr_doc::Document::from_json(text)
             .map(Document::Sqmr)
-            .map_err(malformed),
-        Kind::BEffIo => serde_json::from_value(value)
+            .map_err(|e| malformed(e.to_string())),
+        Kind::BEffIo => beffio_doc::Document::from_json(text)
             .map(Document::BEffIo)
-            .map_err(malformed),
+            .map_err(|e| malformed(e.to_string())),
     }
 }
 

@@ -25,7 +25,7 @@ fn sqmr_sizes_side_by_side_with_ratios() {
     else {
         panic!()
     };
-    let at = |d: &report::sqmr::Document| {
+    let at = |d: &sqmr::report::json::Document| {
         d.sizes
             .iter()
             .find(|s| s.msgsize == 1024)
@@ -119,7 +119,7 @@ fn different_benchmarks_do_not_compare() {
     );
 }
 
-fn sqmr(r: &report::Run) -> &report::sqmr::Document {
+fn sqmr(r: &report::Run) -> &sqmr::report::json::Document {
     match &r.document {
         report::load::Document::Sqmr(d) => d,
         _ => panic!("not sqmr"),
@@ -133,13 +133,14 @@ fn sqmr_intervals_say_which_sizes_differ_beyond_them() {
     let (x, y) = (sqmr(&a), sqmr(&b));
     for r in c.rows.iter().filter(|r| r.unit == "msgs/s") {
         let size = r.msgsize.unwrap();
-        let at = |d: &report::sqmr::Document| {
+        let at = |d: &sqmr::report::json::Document| {
             d.sizes
                 .iter()
                 .find(|s| s.msgsize == size)
                 .unwrap()
                 .statistics
-                .unwrap()
+                .summary
+                .clone()
         };
         let (sa, sb) = (at(x), at(y));
         // The row's values are the medians, and the ratio theirs.
@@ -171,7 +172,7 @@ fn sqmr_a_size_moved_beyond_its_interval_differs_and_the_others_overlap() {
             r.msgs_per_s *= 2.0;
             r.mib_per_s *= 2.0;
         }
-        let st = s.statistics.as_mut().unwrap();
+        let st = &mut s.statistics.summary;
         st.min *= 2.0;
         st.median *= 2.0;
         st.max *= 2.0;

@@ -137,17 +137,17 @@ fn beffio_has_a_row_of_three_panels_per_partition() {
     }
     assert_eq!(count(&t, bplot::X_DESC), 6);
     assert_eq!(count(&t, bplot::Y_DESC), 6);
-    for chunk in report::beffio::CHUNK_LABELS {
-        assert_eq!(count(&t, chunk), 6, "{chunk}");
+    for chunk in bplot::chunk_labels() {
+        assert_eq!(count(&t, &chunk), 6, "{chunk}");
     }
     for ty in 0..5 {
-        let label = report::beffio::type_label(ty);
+        let label = beffio::patterns::type_label(ty);
         assert_eq!(count(&t, &label), 2, "{label}");
         // One unbroken line of 7 chunk sizes per panel, and a legend swatch per row.
-        let lines = polylines(&doc, &hex(ty as usize), "2");
+        let lines = polylines(&doc, &hex(ty), "2");
         assert_eq!(lines.len(), 6, "type {ty}");
         assert!(lines.iter().all(|l| l.len() == 7));
-        assert_eq!(polylines(&doc, &hex(ty as usize), "3").len(), 2);
+        assert_eq!(polylines(&doc, &hex(ty), "3").len(), 2);
     }
 }
 
@@ -159,7 +159,7 @@ fn beffio_line_heights_follow_the_bandwidths() {
         panic!()
     };
     let read = &doc.partitions[1].access.read;
-    let curve = report::beffio::type_curve(read, 0, doc.mpart_bytes);
+    let curve = beffio::report::json::type_curve(read, 0, doc.mpart_bytes);
     let text = svg(std::slice::from_ref(&r));
     let xml = roxmltree::Document::parse(&text).unwrap();
     let line = &polylines(&xml, &hex(0), "2")[5];
@@ -255,7 +255,7 @@ fn sqmr_intervals_are_error_bars_around_the_medians() {
         panic!()
     };
     let one = d.sizes.iter().find(|s| s.msgsize == 1).unwrap();
-    let st = one.statistics.unwrap();
+    let st = &one.statistics.summary;
     assert_eq!(st.samples, 7);
     assert_eq!((st.ci95.low, st.ci95.high), (Some(st.min), Some(st.max)));
     assert_eq!(

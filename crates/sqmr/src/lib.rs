@@ -6,9 +6,14 @@
 //! - [`exec`]: buffers, the raw request window (the only `unsafe`), the timed loop;
 //! - [`app`]: one run from parsed options to printed rows, with every failure agreed on
 //!   by all ranks so that they leave together.
+//!
+//! [`exec`] and [`app`] need the default `mpi` feature; without it the crate builds with
+//! no MPI library, so that readers of its documents (`xylem`) use the writer's own types.
 
+#[cfg(feature = "mpi")]
 pub mod app;
 pub mod config;
+#[cfg(feature = "mpi")]
 pub mod exec;
 pub mod host;
 pub mod options;

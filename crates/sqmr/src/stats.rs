@@ -167,6 +167,17 @@ fn half_width_percent(low: f64, high: f64, median: f64) -> Option<f64> {
 }
 
 /// What ended the repeats at one size.
+/// What one size gave on rank 0: every sample's core times, and why the repeats ended.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Measured {
+    /// Per sample, every core rank's elapsed seconds in rank order.
+    pub samples: Vec<Vec<f64>>,
+    /// What ended the repeats.
+    pub stop: Stop,
+    /// Seconds rank 0 spent on the size, from its first barrier to its last sample.
+    pub wall_s: f64,
+}
+
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 pub enum Stop {
     /// `--repeat K` samples were taken.

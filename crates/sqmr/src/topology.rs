@@ -28,6 +28,13 @@ pub struct Topology {
 }
 
 impl Topology {
+    /// Ranks in the job, `num_cores · (1 + num_nbors)`, or `None` when that overflows.
+    pub fn ranks(&self) -> Option<usize> {
+        self.num_nbors
+            .checked_add(1)
+            .and_then(|n| n.checked_mul(self.num_cores))
+    }
+
     /// The neighbours of core rank `core`.
     pub fn neighbours_of(&self, core: usize) -> std::ops::Range<usize> {
         let first = self.num_cores + core * self.num_nbors;
@@ -78,6 +85,12 @@ mod tests {
         assert_eq!(t.role(11), Role::Neighbour { core: 0 });
         assert_eq!(t.role(12), Role::Neighbour { core: 1 });
         assert_eq!(t.role(39), Role::Neighbour { core: 7 });
+        assert_eq!(t.ranks(), Some(40));
+        let huge = Topology {
+            num_cores: usize::MAX / 2,
+            num_nbors: 2,
+        };
+        assert_eq!(huge.ranks(), None);
     }
 
     #[test]

@@ -34,6 +34,9 @@ pub enum Command {
     Plot(crate::plot::PlotArgs),
     /// Two results of one benchmark side by side, with ratios.
     Compare(crate::compare::CompareArgs),
+    /// The headline figures of a results folder (its sqmr.json and b_eff_io.json) as
+    /// Markdown, with links to their plots and files.
+    Summary(crate::summary::SummaryArgs),
     /// ReFrame performance logs as series over time: a trend table, JSON or a plot.
     Perflog(crate::perflog::PerflogArgs),
     /// Man pages and shell completions of sqmr, b_eff_io and xylem.

@@ -1,7 +1,7 @@
 //! `xylem`: the umbrella command of the xylem MPI benchmarks. `xylem net ...`: show this
 //! host's networks, resolve a network selection (dry run), or resolve it and exec a
 //! program with the settings in its environment; `xylem place ...`: launcher command
-//! lines; `xylem plot`, `xylem compare`: results to look at; `xylem perflog`: ReFrame
+//! lines; `xylem plot`, `xylem compare`, `xylem summary`: results to look at; `xylem perflog`: ReFrame
 //! performance logs as series over time; `xylem gen`: man pages and shell completions.
 
 #![forbid(unsafe_code)]
@@ -15,6 +15,7 @@ mod out;
 mod perflog;
 mod place;
 mod plot;
+mod summary;
 
 use std::process::ExitCode;
 
@@ -44,6 +45,7 @@ fn main() -> ExitCode {
         cli::Command::Place { command } => place::main(command),
         cli::Command::Plot(args) => plot::main(args),
         cli::Command::Compare(args) => compare::main(args),
+        cli::Command::Summary(args) => summary::main(args),
         cli::Command::Perflog(args) => perflog::main(args),
         cli::Command::Gen { command } => gen::main(command),
     }

@@ -9,7 +9,7 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 
 use clap::{Args, Subcommand};
-use place::{Command, Launcher, Layout, Mpi, Request, Shape};
+use place::{Command, Launcher, Layout, Mpi, Request, Topology};
 
 /// `xylem place ...`.
 #[derive(Debug, Subcommand)]
@@ -122,7 +122,7 @@ fn run(command: PlaceCommand) -> Result<String, (u8, String)> {
     let PlaceCommand::Sqmr(args) = command;
     check_passed_on(args.num_cores, args.num_nbors, &args.extra).map_err(|e| (2, e))?;
     let layout = Layout::plan(&Request {
-        shape: Shape {
+        shape: Topology {
             num_cores: args.num_cores,
             num_nbors: args.num_nbors,
         },

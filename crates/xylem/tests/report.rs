@@ -213,3 +213,68 @@ fn repeated_results_get_error_bars_and_verdicts() {
         assert_eq!(r["differ"], apart, "{r}");
     }
 }
+
+#[test]
+fn summary_gives_each_results_headline_figures_and_links() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::copy(fixture("sqmr-b.json"), dir.path().join("sqmr.json")).unwrap();
+    std::fs::copy(fixture("beffio-a.json"), dir.path().join("b_eff_io.json")).unwrap();
+    let out = xylem().arg("summary").arg(dir.path()).output().unwrap();
+    assert!(out.status.success(), "{out:?}");
+    let text = String::from_utf8(out.stdout).unwrap();
+    // The figures, recomputed here from the JSON.
+    let sqmr: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(fixture("sqmr-b.json")).unwrap()).unwrap();
+    let sizes = sqmr["sizes"].as_array().unwrap();
+    let avg = |s: &serde_json::Value, k: &str| s["rates"]["average"][k].as_f64().unwrap();
+    let peak = sizes
+        .iter()
+        .max_by(|a, b| avg(a, "msgs_per_s").total_cmp(&avg(b, "msgs_per_s")))
+        .unwrap();
+    let rate = report::summary::grouped(avg(peak, "msgs_per_s"), 0);
+    let at = report::summary::size(peak["msgsize"].as_u64().unwrap());
+    assert!(
+        text.contains(&format!("| peak message rate | {rate} msgs/s | {at} |")),
+        "{text}"
+    );
+    assert!(
+        text.contains("2 core rank(s) x 1 neighbour(s), window"),
+        "{text}"
+    );
+    let beffio: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(fixture("beffio-a.json")).unwrap()).unwrap();
+    let figure = report::summary::grouped(beffio["b_eff_io_mb_s"].as_f64().unwrap(), 1);
+    assert!(text.contains(&format!("| **{figure}** |")), "{text}");
+    assert_eq!(text.matches("| partition n = ").count(), 2, "{text}");
+    for link in [
+        "(sqmr.svg)",
+        "(sqmr.png)",
+        "(b_eff_io.csv)",
+        "(b_eff_io.txt)",
+    ] {
+        assert!(text.contains(link), "{link}: {text}");
+    }
+}
+
+#[test]
+fn summary_of_a_folder_without_results_or_with_a_wrong_one_fails_naming_it() {
+    let dir = tempfile::tempdir().unwrap();
+    xylem()
+        .arg("summary")
+        .arg(dir.path())
+        .assert()
+        .code(1)
+        .stdout("")
+        .stderr(predicate::str::contains(
+            "no sqmr.json or b_eff_io.json to summarise",
+        ));
+    std::fs::copy(fixture("beffio-a.json"), dir.path().join("sqmr.json")).unwrap();
+    xylem()
+        .arg("summary")
+        .arg(dir.path())
+        .assert()
+        .code(1)
+        .stderr(predicate::str::contains(
+            "sqmr.json: not the result its name says",
+        ));
+}

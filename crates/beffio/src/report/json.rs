@@ -5,7 +5,7 @@ use crate::figures::{b_eff_io_2_1, b_eff_io_paper, weighted_mean_of_type};
 use crate::hints::{self, Hint};
 use crate::results::{AccessResult, PartitionResult, PatternResult};
 use crate::schedule::Access;
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 
 /// The document's [`Document::schema_version`]: 2 added it, the per-type timings
@@ -13,12 +13,18 @@ use std::collections::BTreeMap;
 /// version 1.
 pub const SCHEMA_VERSION: u32 = 2;
 
+/// The version of a document without `schema_version`.
+fn version_1() -> u32 {
+    1
+}
+
 /// The whole document.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Document {
     /// Always `"b_eff_io"`.
-    pub benchmark: &'static str,
-    /// [`SCHEMA_VERSION`].
+    pub benchmark: String,
+    /// [`SCHEMA_VERSION`] (1 when the document has none).
+    #[serde(default = "version_1")]
     pub schema_version: u32,
     /// Program version.
     pub version: String,
@@ -44,16 +50,19 @@ pub struct Document {
     /// The file system under `path`: rank 0's mount (`fs_type`, `source`, `mount_point`)
     /// and the checks across ranks at start (`locks`, `visibility`: `seen`, `not_seen`
     /// with the first rank and host that did not, `failed`, `one_rank`).
+    #[serde(default)]
     pub file_system: crate::filesystem::FileSystem,
     /// Whether `--noshared` was used.
     pub noshared: bool,
     /// Whether 2.1's `-nounique` was given (accepted: the run directory is fresh anyway).
+    #[serde(default)]
     pub nounique: bool,
     /// `-MT`: the total memory of the machine in bytes (null without it).
     pub machine_memory_bytes: Option<u64>,
     /// `N × memory per process / -MT` in percent (null without `-MT`).
     pub machine_memory_percent: Option<f64>,
     /// `--hint KEY=VALUE`: given at every open.
+    #[serde(default)]
     pub hints: BTreeMap<String, String>,
     /// `-i FILE`: the hints file and its hint lines (null without it).
     pub hints_file: Option<HintsFileDoc>,
@@ -74,7 +83,7 @@ pub struct Document {
 }
 
 /// One partition.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Partition {
     /// n.
     pub processes: usize,
@@ -88,26 +97,28 @@ pub struct Partition {
     pub b_eff_io_2_1_mb_s: f64,
     /// Lseg of types 3 and 4.
     pub segment_bytes: u64,
-    /// Bytes moved per access method / cache bound.
-    pub cache_ratio: PerAccess<f64>,
+    /// Bytes moved per access method / cache bound (`null` when the bound is 0: no
+    /// finite ratio).
+    pub cache_ratio: PerAccess<Option<f64>>,
     /// Whether each access method moved less than 20× the cache bound.
     pub cache_dominated: PerAccess<bool>,
     /// The 43 patterns of each access method.
     pub access: PerAccess<Vec<Pattern>>,
     /// The five types of each access method, in type order: bytes and the timed
     /// components (open, patterns, close) the 2.1 figure and the `total` row are made of.
+    #[serde(default)]
     pub types: PerAccess<Vec<TypeDoc>>,
     /// `--posix-baseline` only.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub posix_baseline: Option<Baseline>,
     /// The MPI-IO hints of each file (pattern type under an access method), only when
     /// hints were given.
-    #[serde(skip_serializing_if = "Vec::is_empty")]
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub hints: Vec<FileHintsDoc>,
 }
 
 /// One type under one access method.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct TypeDoc {
     /// 0..4.
     #[serde(rename = "type")]
@@ -134,7 +145,7 @@ pub struct TypeDoc {
 }
 
 /// The hints file of `-i`.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct HintsFileDoc {
     /// Its path as given.
     pub path: String,
@@ -143,7 +154,7 @@ pub struct HintsFileDoc {
 }
 
 /// One line of the hints file, its fields as 2.1 spells them.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct HintLineDoc {
     /// Line number from 1.
     pub line: usize,
@@ -162,15 +173,15 @@ pub struct HintLineDoc {
 }
 
 /// The hints of one file: given at open and reported after, and per pattern.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct FileHintsDoc {
     /// `write`, `rewrite` or `read`.
-    pub access: &'static str,
+    pub access: String,
     /// 0..4.
     #[serde(rename = "type")]
     pub ptype: usize,
     /// As the hints file names the type.
-    pub pat_type: &'static str,
+    pub pat_type: String,
     /// Given to `MPI_File_open`.
     pub given: BTreeMap<String, String>,
     /// Reported by `MPI_File_get_info` after the open (rank 0's file).
@@ -180,7 +191,7 @@ pub struct FileHintsDoc {
 }
 
 /// The hints of one pattern.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct PatternHintsDoc {
     /// 0..42.
     pub number: usize,
@@ -198,9 +209,9 @@ fn map(hints: &[Hint]) -> BTreeMap<String, String> {
 
 fn file_hints(f: &hints::FileHints) -> FileHintsDoc {
     FileHintsDoc {
-        access: f.access.name(),
+        access: f.access.name().into(),
         ptype: f.ptype.index(),
-        pat_type: hints::type_word(f.ptype),
+        pat_type: hints::type_word(f.ptype).into(),
         given: map(&f.given),
         reported: map(&f.reported),
         patterns: f
@@ -241,7 +252,7 @@ fn hints_file(f: &hints::HintsFile) -> HintsFileDoc {
 }
 
 /// The POSIX comparison of `--posix-baseline`.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Baseline {
     /// The pattern whose bytes were written again.
     pub pattern: usize,
@@ -256,7 +267,7 @@ pub struct Baseline {
 }
 
 /// A value per access method.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
 pub struct PerAccess<T> {
     /// First write.
     pub write: T,
@@ -267,6 +278,15 @@ pub struct PerAccess<T> {
 }
 
 impl<T> PerAccess<T> {
+    /// The value of `access`.
+    pub fn of(&self, access: Access) -> &T {
+        match access {
+            Access::Write => &self.write,
+            Access::Rewrite => &self.rewrite,
+            Access::Read => &self.read,
+        }
+    }
+
     fn from_fn(mut f: impl FnMut(Access) -> T) -> Self {
         PerAccess {
             write: f(Access::Write),
@@ -277,7 +297,7 @@ impl<T> PerAccess<T> {
 }
 
 /// One pattern.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Pattern {
     /// 0..42.
     pub number: usize,
@@ -305,10 +325,13 @@ pub struct Pattern {
     /// Data errors.
     pub errors: u64,
     /// Global termination checks (collectives) of the time-driven loop.
+    #[serde(default)]
     pub checks: u64,
     /// Seconds in the I/O calls (the loop without the checks), the largest over the ranks.
+    #[serde(default)]
     pub io_s: f64,
     /// Seconds in the termination checks, the largest over the ranks.
+    #[serde(default)]
     pub check_s: f64,
 }
 
@@ -357,6 +380,67 @@ fn type_docs(a: &AccessResult) -> Vec<TypeDoc> {
         .collect()
 }
 
+/// Why a text is not a b_eff_io document.
+#[derive(Debug, thiserror::Error)]
+pub enum ReadError {
+    /// Not JSON, or not this document's layout.
+    #[error("{0}")]
+    Json(#[from] serde_json::Error),
+    /// JSON of another benchmark.
+    #[error("not a b_eff_io document (\"benchmark\" is {0})")]
+    Benchmark(String),
+    /// A layout newer than this program knows.
+    #[error("schema_version {0} is newer than this program reads (up to {SCHEMA_VERSION})")]
+    Newer(u64),
+}
+
+impl Document {
+    /// Reads a document of any schema version up to [`SCHEMA_VERSION`]; what version 1
+    /// did not record reads as absent (no per-type timings, no file-system checks, no
+    /// hints, zero `io_s`, `check_s` and `checks`).
+    pub fn from_json(text: &str) -> Result<Document, ReadError> {
+        let value: serde_json::Value = serde_json::from_str(text)?;
+        match value.get("benchmark") {
+            Some(serde_json::Value::String(b)) if b == "b_eff_io" => {}
+            other => {
+                let found = other.map_or("missing".to_string(), |b| b.to_string());
+                return Err(ReadError::Benchmark(found));
+            }
+        }
+        if let Some(v) = value
+            .get("schema_version")
+            .and_then(serde_json::Value::as_u64)
+        {
+            if v > u64::from(SCHEMA_VERSION) {
+                return Err(ReadError::Newer(v));
+            }
+        }
+        Ok(serde_json::from_value(value)?)
+    }
+}
+
+/// The curve of pattern type `ptype` in the paper's figure: at each chunk size of the
+/// summary table's rows ([`super::table::row_sizes`], MPART last), the U-weighted
+/// bandwidth of its patterns with that chunk (the table's cell), `None` where there is none.
+pub fn type_curve(patterns: &[Pattern], ptype: usize, mpart: u64) -> [Option<f64>; 7] {
+    super::table::row_sizes(mpart).map(|chunk| {
+        crate::figures::u_weighted(
+            patterns
+                .iter()
+                .filter(|p| p.ptype == ptype && p.chunk_bytes == chunk)
+                .map(|p| (p.u, p.bandwidth_mb_s)),
+        )
+    })
+}
+
+/// The pattern types present in `patterns`, ascending.
+pub fn types(patterns: &[Pattern]) -> Vec<usize> {
+    let mut t: Vec<usize> = patterns.iter().map(|p| p.ptype).collect();
+    t.sort_unstable();
+    t.dedup();
+    t
+}
+
 /// Builds the document.
 pub fn document(info: &RunInfo, partitions: &[PartitionResult], reasons: &[String]) -> Document {
     let best = crate::figures::system_best(partitions).map(|(i, _)| i);
@@ -371,7 +455,9 @@ pub fn document(info: &RunInfo, partitions: &[PartitionResult], reasons: &[Strin
                 b_eff_io_mb_s: b_eff_io_paper(p),
                 b_eff_io_2_1_mb_s: b_eff_io_2_1(p),
                 segment_bytes: p.segment_bytes,
-                cache_ratio: PerAccess::from_fn(|a| ratios[a.index()]),
+                cache_ratio: PerAccess::from_fn(|a| {
+                    Some(ratios[a.index()]).filter(|r| r.is_finite())
+                }),
                 cache_dominated: PerAccess::from_fn(|a| {
                     crate::validity::cache_dominated(ratios[a.index()])
                 }),
@@ -399,7 +485,7 @@ pub fn document(info: &RunInfo, partitions: &[PartitionResult], reasons: &[Strin
         None => (0.0, 0.0, 0),
     };
     Document {
-        benchmark: "b_eff_io",
+        benchmark: "b_eff_io".into(),
         schema_version: SCHEMA_VERSION,
         version: info.version.clone(),
         date: info.date.clone(),
@@ -646,5 +732,78 @@ mod hint_tests {
         assert_eq!(f["patterns"][0]["number"], 35);
         assert_eq!(f["patterns"][0]["chunk_bytes"], 2 * MB);
         assert_eq!(f["patterns"][0]["reported"]["cb_nodes"], "1");
+    }
+
+    #[test]
+    fn the_document_reads_back_to_itself_and_version_1_reads_without_its_newer_fields() {
+        let info = RunInfo {
+            processes: 2,
+            mpart: 2 * MB,
+            ..RunInfo::default()
+        };
+        let part = PartitionResult {
+            processes: 2,
+            ..PartitionResult::default()
+        };
+        let doc = document(&info, &[part], &[]);
+        let text = serde_json::to_string(&doc).unwrap();
+        assert_eq!(Document::from_json(&text).unwrap(), doc);
+        let mut v1: serde_json::Value = serde_json::from_str(&text).unwrap();
+        for key in ["schema_version", "file_system", "nounique", "hints"] {
+            v1.as_object_mut().unwrap().remove(key);
+        }
+        v1["partitions"][0].as_object_mut().unwrap().remove("types");
+        let read = Document::from_json(&v1.to_string()).unwrap();
+        assert_eq!(read.schema_version, 1);
+        assert_eq!(read.file_system, crate::filesystem::FileSystem::default());
+        assert!(read.partitions[0].types.write.is_empty());
+        let e = Document::from_json(r#"{"benchmark": "sqmr"}"#).unwrap_err();
+        assert_eq!(
+            e.to_string(),
+            r#"not a b_eff_io document ("benchmark" is "sqmr")"#
+        );
+        v1["schema_version"] = 9.into();
+        let e = Document::from_json(&v1.to_string()).unwrap_err();
+        assert!(e.to_string().contains("schema_version 9 is newer"), "{e}");
+    }
+
+    fn p(ptype: usize, chunk: u64, u: u32, bw: f64) -> Pattern {
+        Pattern {
+            number: 0,
+            ptype,
+            chunk_bytes: chunk,
+            memory_bytes: chunk,
+            u,
+            scheduled_s: 0.0,
+            repeats: 1,
+            bytes: chunk,
+            time_s: 1.0,
+            sync_s: 0.0,
+            bandwidth_mb_s: bw,
+            errors: 0,
+            checks: 0,
+            io_s: 0.0,
+            check_s: 0.0,
+        }
+    }
+
+    #[test]
+    fn curves_weight_by_u_and_skip_unmeasured_patterns() {
+        use crate::units::KB;
+        let patterns = [
+            p(0, MB, 0, 1000.0), // open: not in the figure
+            p(0, MB, 4, 100.0),
+            p(0, MB, 4, 300.0),
+            p(0, KB, 2, 50.0),
+            p(1, KB, 1, 7.0),
+            p(0, 2 * MB, 4, 80.0),
+        ];
+        assert_eq!(
+            type_curve(&patterns, 0, 2 * MB),
+            [Some(50.0), None, None, None, Some(200.0), None, Some(80.0)]
+        );
+        assert_eq!(types(&patterns), vec![0, 1]);
+        assert_eq!(crate::patterns::type_label(4), "type 4 seg-coll");
+        assert_eq!(crate::patterns::type_label(7), "type 7");
     }
 }

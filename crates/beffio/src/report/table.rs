@@ -1,6 +1,6 @@
 //! The per-partition summary table: chunk sizes × types, one block per access method.
 
-use crate::figures::{access_mean_2_1, weighted_mean, weighted_mean_of_type};
+use crate::figures::{access_mean_2_1, u_weighted, weighted_mean, weighted_mean_of_type};
 use crate::patterns::TYPE_COUNT;
 use crate::results::{AccessResult, PartitionResult};
 use crate::schedule::Access;
@@ -14,17 +14,13 @@ pub fn row_sizes(mpart: u64) -> [u64; 7] {
 
 /// A cell: the U-weighted bandwidth of the measured patterns of `ptype` with chunk `l`.
 pub fn cell(access: &AccessResult, ptype: usize, chunk: u64) -> Option<f64> {
-    let (sum, units) = access
-        .patterns
-        .iter()
-        .filter(|p| p.pattern.ptype.index() == ptype && p.pattern.chunk == chunk && p.pattern.u > 0)
-        .fold((0.0, 0u32), |(s, u), p| {
-            (
-                s + f64::from(p.pattern.u) * p.bandwidth_mb_s(),
-                u + p.pattern.u,
-            )
-        });
-    (units > 0).then(|| sum / f64::from(units))
+    u_weighted(
+        access
+            .patterns
+            .iter()
+            .filter(|p| p.pattern.ptype.index() == ptype && p.pattern.chunk == chunk)
+            .map(|p| (p.pattern.u, p.bandwidth_mb_s())),
+    )
 }
 
 /// The block of one access method: a row per chunk size, then `total` (2.1's: each

@@ -9,10 +9,12 @@ use plotters::prelude::*;
 
 use super::draw_error;
 use super::style::{self, colour};
-use crate::beffio::{
-    chunk_axis, type_curve, type_label, types, Access, Document, Partition, CHUNK_LABELS,
-};
 use crate::load::Result;
+use ::beffio::patterns::type_label;
+use ::beffio::report::json::{type_curve, types, Document, Partition};
+use ::beffio::report::table::row_sizes;
+use ::beffio::schedule::Access;
+use ::beffio::units::{format_size, MB};
 
 /// Width of the picture.
 pub const WIDTH: u32 = 1500;
@@ -40,7 +42,7 @@ pub fn row_title(label: Option<&str>, doc: &Document, part: &Partition) -> Strin
         if part.processes == 1 { "" } else { "es" },
         part.b_eff_io_mb_s,
         doc.scheduled_time_s,
-        doc.mpart_bytes / crate::beffio::MB
+        doc.mpart_bytes / MB
     )
 }
 
@@ -100,7 +102,7 @@ fn panel<DB: DrawingBackend>(
                 .with_key_points(style::log_ticks(y0, y1)),
         )
         .map_err(draw_error)?;
-    let axis = chunk_axis(mpart);
+    let axis = row_sizes(mpart);
     chart
         .configure_mesh()
         .x_desc(X_DESC)
@@ -114,7 +116,7 @@ fn panel<DB: DrawingBackend>(
         .draw()
         .map_err(draw_error)?;
     for t in types(patterns) {
-        let c = colour(t as usize);
+        let c = colour(t);
         let curve = type_curve(patterns, t, mpart);
         for segment in segments(&curve) {
             chart
@@ -134,7 +136,7 @@ fn panel<DB: DrawingBackend>(
 
 /// The legend of a row, in the strip right of its panels: one line per pattern type.
 fn legend<DB: DrawingBackend>(strip: &DrawingArea<DB, Shift>, part: &Partition) -> Result<()> {
-    let mut present: Vec<u64> = Access::ALL
+    let mut present: Vec<usize> = Access::ALL
         .iter()
         .flat_map(|a| types(part.access.of(*a)))
         .collect();
@@ -143,7 +145,7 @@ fn legend<DB: DrawingBackend>(strip: &DrawingArea<DB, Shift>, part: &Partition) 
     let text = (super::font::FAMILY, style::LABEL).into_text_style(strip);
     let top = 90;
     for (row, t) in present.into_iter().enumerate() {
-        let c = colour(t as usize);
+        let c = colour(t);
         let y = top + 28 * row as i32;
         strip
             .draw(&PathElement::new(vec![(6, y), (34, y)], c.stroke_width(3)))
@@ -164,7 +166,17 @@ fn chunk_label(v: f64) -> String {
     if (v - i).abs() > 1e-6 || !(0.0..=6.0).contains(&i) {
         return String::new();
     }
-    CHUNK_LABELS[i as usize].to_string()
+    chunk_labels().swap_remove(i as usize)
+}
+
+/// The names of the x axis' positions: the summary table's chunk sizes ([`row_sizes`]) as
+/// b_eff_io writes them, `MPART` last.
+pub fn chunk_labels() -> Vec<String> {
+    let mut labels: Vec<String> = row_sizes(0).iter().map(|&l| format_size(l)).collect();
+    if let Some(last) = labels.last_mut() {
+        *last = "MPART".into();
+    }
+    labels
 }
 
 /// The runs of consecutive present, positive values of a curve, as (x, value) points.

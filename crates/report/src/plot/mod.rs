@@ -102,7 +102,7 @@ pub fn render(
 pub fn nothing_to_plot(document: &Document) -> Option<&'static str> {
     match document {
         Document::Sqmr(d) => {
-            let positive = |d: &crate::sqmr::Document| {
+            let positive = |d: &::sqmr::report::json::Document| {
                 sqmr::points(d, |r| r.msgs_per_s).len() + sqmr::points(d, |r| r.mib_per_s).len()
             };
             (positive(d) == 0).then_some("no message size above 0 with rates above 0 to plot")
@@ -110,7 +110,7 @@ pub fn nothing_to_plot(document: &Document) -> Option<&'static str> {
         Document::BEffIo(d) if d.partitions.is_empty() => Some("no partition to plot"),
         Document::BEffIo(d) => {
             let measured = d.partitions.iter().any(|p| {
-                crate::beffio::Access::ALL
+                ::beffio::schedule::Access::ALL
                     .iter()
                     .flat_map(|a| p.access.of(*a))
                     .any(|p| p.u > 0 && p.bandwidth_mb_s > 0.0)
@@ -128,7 +128,7 @@ fn draw<DB: DrawingBackend>(
     root.fill(&WHITE).map_err(draw_error)?;
     match kind {
         Kind::Sqmr => {
-            let docs: Vec<(&str, &crate::sqmr::Document)> = runs
+            let docs: Vec<(&str, &::sqmr::report::json::Document)> = runs
                 .iter()
                 .filter_map(|r| match &r.document {
                     Document::Sqmr(d) => Some((r.label.as_str(), d)),
@@ -141,7 +141,7 @@ fn draw<DB: DrawingBackend>(
     }
 }
 
-fn beffio_docs(runs: &[Run]) -> Vec<(&str, &crate::beffio::Document)> {
+fn beffio_docs(runs: &[Run]) -> Vec<(&str, &::beffio::report::json::Document)> {
     runs.iter()
         .filter_map(|r| match &r.document {
             Document::BEffIo(d) => Some((r.label.as_str(), d)),

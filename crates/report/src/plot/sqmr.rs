@@ -12,7 +12,8 @@ use plotters::prelude::*;
 use super::draw_error;
 use super::style::{self, colour};
 use crate::load::Result;
-use crate::sqmr::{Document, Rate};
+use ::sqmr::rates::Rate;
+use ::sqmr::report::json::Document;
 
 /// Width and height of the picture.
 pub const SIZE: (u32, u32) = (1400, 600);

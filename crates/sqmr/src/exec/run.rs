@@ -8,23 +8,12 @@ use crate::exec::buffers::AlignedBuffer;
 use crate::exec::window::Window;
 use crate::pattern;
 use crate::schedule::Step;
-use crate::stats::{Plan, Stop};
+use crate::stats::{Measured, Plan, Stop};
 use crate::topology::Topology;
 
 /// What one timed loop gave: on rank 0, every core rank's elapsed seconds; elsewhere
 /// nothing.
 pub type CoreTimes = Option<Vec<f64>>;
-
-/// What one size gave on rank 0: every sample's core times, and why the repeats ended.
-#[derive(Debug, Clone, PartialEq)]
-pub struct Measured {
-    /// Per sample, every core rank's elapsed seconds in rank order.
-    pub samples: Vec<Vec<f64>>,
-    /// What ended the repeats.
-    pub stop: Stop,
-    /// Seconds rank 0 spent on the size, from its first barrier to its last sample.
-    pub wall_s: f64,
-}
 
 /// A message that `--validate` found damaged (the first one on a rank).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -95,8 +95,8 @@ fn finite(v: f64) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::exec::run::Measured;
     use crate::schedule::Step;
+    use crate::stats::Measured;
     use crate::stats::Stop;
 
     fn sampled(msgsize: u64, samples: Vec<Vec<f64>>) -> SizeResult {

@@ -16,10 +16,10 @@
 use serde::{Deserialize, Serialize};
 
 use crate::config::{Config, WARMUP_ITERATIONS};
-use crate::exec::run::Measured;
 use crate::placement::Placement;
-use crate::rates::{rates, Rates, Times};
+use crate::rates::{rates, Rate, Rates, Times};
 use crate::schedule::Step;
+use crate::stats::Measured;
 use crate::stats::{self, Stop, Summary};
 
 /// The version of the document's layout.
@@ -28,12 +28,32 @@ pub const SCHEMA_VERSION: u32 = 2;
 /// What a size's statistics are of.
 pub const STATISTIC: &str = "rates.average.msgs_per_s";
 
+/// The version of a document without `schema_version`.
+fn version_1() -> u32 {
+    1
+}
+
+/// Why a text is not a sqmr document.
+#[derive(Debug, thiserror::Error)]
+pub enum ReadError {
+    /// Not JSON, or not this document's layout.
+    #[error("{0}")]
+    Json(#[from] serde_json::Error),
+    /// JSON of another benchmark.
+    #[error("not a sqmr document (\"benchmark\" is {0})")]
+    Benchmark(String),
+    /// A layout newer than this program knows.
+    #[error("schema_version {0} is newer than this program reads (up to {SCHEMA_VERSION})")]
+    Newer(u64),
+}
+
 /// The whole document.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Document {
     /// Always `"sqmr"`: tells readers which kind of result this is.
     pub benchmark: String,
-    /// The version of the layout ([`SCHEMA_VERSION`]).
+    /// The version of the layout ([`SCHEMA_VERSION`]; 1 when the document has none).
+    #[serde(default = "version_1")]
     pub schema_version: u32,
     /// The xylem version that wrote it.
     pub version: String,
@@ -95,8 +115,9 @@ pub struct SizeResult {
     pub statistics: Statistics,
     /// What ended the repeats: `"repeat"`, `"precision"`, `"time cap"`, `"sample cap"`.
     pub stopped_by: Stop,
-    /// Seconds rank 0 spent on the size: barrier, warm-up and every sample.
-    pub wall_s: f64,
+    /// Seconds rank 0 spent on the size: barrier, warm-up and every sample (`None` in a
+    /// document of version 1, which did not record it).
+    pub wall_s: Option<f64>,
 }
 
 /// One timed loop of a size.
@@ -148,8 +169,59 @@ impl SizeResult {
                 summary,
             },
             stopped_by: measured.stop,
-            wall_s: measured.wall_s,
+            wall_s: Some(measured.wall_s),
         })
+    }
+}
+
+impl SizeResult {
+    /// The 95 % interval of the median, when there is one, with `pick` applied to its
+    /// bounds as rates of this size (so that bandwidths are bounded too).
+    pub fn interval(&self, pick: fn(&Rate) -> f64) -> Option<(f64, f64)> {
+        let ci = &self.statistics.summary.ci95;
+        let rate = |msgs_per_s: f64| Rate {
+            msgs_per_s,
+            mib_per_s: msgs_per_s * self.msgsize as f64 / 1_048_576.0,
+        };
+        Some((pick(&rate(ci.low?)), pick(&rate(ci.high?))))
+    }
+}
+
+/// Adds to each size of a version 1 document what version 2 records, from the one timed
+/// loop it had (see [`Document::from_json`]).
+fn upgrade_version_1(doc: &mut serde_json::Value) {
+    let Some(sizes) = doc
+        .get_mut("sizes")
+        .and_then(serde_json::Value::as_array_mut)
+    else {
+        return;
+    };
+    for size in sizes
+        .iter_mut()
+        .filter_map(serde_json::Value::as_object_mut)
+    {
+        let average = size
+            .get("rates")
+            .and_then(|r| r.pointer("/average/msgs_per_s"))
+            .and_then(serde_json::Value::as_f64);
+        let statistics = average
+            .and_then(|a| stats::summarize(&[a]))
+            .map(|summary| Statistics {
+                of: STATISTIC.into(),
+                summary,
+            });
+        let sample = serde_json::json!({
+            "core_elapsed_s": size.get("core_elapsed_s"),
+            "rates": size.get("rates"),
+        });
+        size.entry("samples")
+            .or_insert_with(|| serde_json::json!([sample]));
+        size.entry("median_sample").or_insert_with(|| 0.into());
+        if let Some(st) = statistics.and_then(|st| serde_json::to_value(st).ok()) {
+            size.entry("statistics").or_insert(st);
+        }
+        size.entry("stopped_by")
+            .or_insert_with(|| serde_json::json!(Stop::Repeat));
     }
 }
 
@@ -185,6 +257,47 @@ impl Document {
             sizes: Vec::new(),
             validation: None,
         }
+    }
+
+    /// Reads a document of any schema version up to [`SCHEMA_VERSION`]. A size of a
+    /// version 1 document (one timed loop per size, nothing else recorded) reads as the
+    /// one sample it was: `samples` holds it, it is the median, its statistics are those
+    /// of one sample (no interval) and `stopped_by` is `repeat`; `wall_s` stays `None`.
+    pub fn from_json(text: &str) -> Result<Document, ReadError> {
+        let mut value: serde_json::Value = serde_json::from_str(text)?;
+        match value.get("benchmark") {
+            Some(serde_json::Value::String(b)) if b == "sqmr" => {}
+            other => {
+                let found = other.map_or("missing".to_string(), |b| b.to_string());
+                return Err(ReadError::Benchmark(found));
+            }
+        }
+        match value
+            .get("schema_version")
+            .and_then(serde_json::Value::as_u64)
+        {
+            Some(v) if v > u64::from(SCHEMA_VERSION) => return Err(ReadError::Newer(v)),
+            Some(_) => {}
+            None => upgrade_version_1(&mut value),
+        }
+        Ok(serde_json::from_value(value)?)
+    }
+
+    /// The peak average message rate and its size.
+    pub fn peak_rate(&self) -> Option<(u64, f64)> {
+        self.peak(|r| r.msgs_per_s)
+    }
+
+    /// The peak average bandwidth (MiB/s) and its size.
+    pub fn peak_bandwidth(&self) -> Option<(u64, f64)> {
+        self.peak(|r| r.mib_per_s)
+    }
+
+    fn peak(&self, pick: fn(&Rate) -> f64) -> Option<(u64, f64)> {
+        self.sizes
+            .iter()
+            .map(|s| (s.msgsize, pick(&s.rates.average)))
+            .max_by(|a, b| a.1.total_cmp(&b.1))
     }
 
     /// The document as pretty JSON with a final newline.
@@ -319,5 +432,44 @@ mod tests {
         let d = document();
         let back: Document = serde_json::from_str(&d.to_json()).unwrap();
         assert_eq!(back, d);
+    }
+
+    #[test]
+    fn a_version_1_document_reads_as_one_sample_per_size() {
+        let v2 = document();
+        let mut v1: serde_json::Value = serde_json::from_str(&v2.to_json()).unwrap();
+        v1.as_object_mut().unwrap().remove("schema_version");
+        for key in [
+            "samples",
+            "median_sample",
+            "statistics",
+            "stopped_by",
+            "wall_s",
+        ] {
+            v1["sizes"][0].as_object_mut().unwrap().remove(key);
+        }
+        let read = Document::from_json(&v1.to_string()).unwrap();
+        assert_eq!(read.schema_version, 1);
+        let (size, want) = (&read.sizes[0], &v2.sizes[0]);
+        assert_eq!(size.samples, want.samples);
+        assert_eq!(size.median_sample, 0);
+        assert_eq!(size.statistics, want.statistics);
+        assert_eq!(size.stopped_by, Stop::Repeat);
+        assert_eq!(size.wall_s, None);
+        assert_eq!(read.peak_rate(), Some((8, 256.0)));
+    }
+
+    #[test]
+    fn other_documents_are_refused_by_name() {
+        let e = Document::from_json(r#"{"benchmark": "b_eff_io"}"#).unwrap_err();
+        assert_eq!(
+            e.to_string(),
+            r#"not a sqmr document ("benchmark" is "b_eff_io")"#
+        );
+        let mut newer: serde_json::Value = serde_json::from_str(&document().to_json()).unwrap();
+        newer["schema_version"] = 3.into();
+        let e = Document::from_json(&newer.to_string()).unwrap_err();
+        assert!(e.to_string().contains("schema_version 3 is newer"), "{e}");
+        assert!(Document::from_json("{").is_err());
     }
 }

@@ -221,8 +221,8 @@ mod tests {
 
     #[test]
     fn the_repeat_lines_give_each_size_its_statistics() {
-        use crate::exec::run::Measured;
         use crate::schedule::Step;
+        use crate::stats::Measured;
         use crate::stats::{Precision, Stop};
         let size = |msgsize, times: &[f64], stop| {
             let measured = Measured {
