@@ -15,7 +15,7 @@ MPI ?=
 # is tested once, with Open MPI 4.
 MPI_CRATES := -p xmpi -p mpiio -p sqmr -p beffio -p netns -p slurmtest
 
-.PHONY: deps build demo demo-gluster bench-gluster test lint bench reframe $(addprefix test-,$(MPIS)) $(addprefix build-,$(MPIS))
+.PHONY: deps build demo demo-gluster bench-gluster test test-mpi-free lint bench reframe $(addprefix test-,$(MPIS)) $(addprefix build-,$(MPIS))
 
 deps:
 	@scripts/install-deps.sh
@@ -52,13 +52,19 @@ demo-gluster: deps
 bench-gluster: build build-mpich4
 	@scripts/bench-beffio-gluster.sh
 
-## The whole suite: formatting, clippy, every crate's tests with Open MPI 4, then the MPI
+## The whole suite: formatting, clippy, the MPI-free crates without MPI, every crate's
+## tests with Open MPI 4, then the MPI
 ## crates' tests (runs, network-selection proofs, Slurm) on each of the other four MPIs.
 ## The ReFrame checks under reframe/ run inside it, through ReFrame, on the local system
 ## and the local Slurm, for the MPIs of XYLEM_REFRAME_MPIS (default openmpi4 mpich4):
 ## crates/slurmtest/tests/reframe.rs, part of slurmtest's tests in each part.
 ## Each part prints its wall time (BENCHMARKS.md quotes them).
-test: deps lint $(addprefix test-,$(MPIS))
+test: deps lint test-mpi-free $(addprefix test-,$(MPIS))
+
+## report, place and xylem without MPI: no MPI crate in their graph, and their build and
+## tests with no MPI compiler or launcher reachable.
+test-mpi-free: deps
+	@scripts/check-mpi-free.sh
 
 ## xylem's ReFrame checks (reframe/) with release binaries, on both systems of
 ## reframe/settings.py (xylem-local, and xylem-slurm: a local two-node Slurm started for
