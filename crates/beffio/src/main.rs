@@ -17,7 +17,7 @@ fn main() {
         });
     }
     let (enable, disable) = match &options {
-        Ok(o) => (o.enable.as_deref(), o.disable.as_deref()),
+        Ok(o) => o.network.lists(),
         Err(_) => (None, None),
     };
     let (mpi, network) = xmpi::start("b_eff_io", enable, disable);

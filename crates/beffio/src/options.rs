@@ -132,20 +132,9 @@ pub struct Options {
     #[arg(long, hide = true, value_name = "FACTOR")]
     pub test_reread_budget: Option<f64>,
 
-    /// Use only these networks: NETWORK[:QUALIFIER],... (names like ib or eth,
-    /// interfaces like eth0 or mlx5_0:1, CIDRs), resolved on each host before MPI starts.
-    #[arg(long, value_name = "LIST", conflicts_with = "disable")]
-    pub enable: Option<String>,
-
-    /// Use every network but these: NETWORK[:QUALIFIER],...
-    #[arg(long, value_name = "LIST")]
-    pub disable: Option<String>,
-
-    /// With --enable/--disable: refuse the run (exit 2, every rank) when an item matches
-    /// nothing usable on some host, or two hosts' selected networks share no subnet;
-    /// without it both are warnings on stderr and the run goes on.
-    #[arg(long)]
-    pub strict: bool,
+    /// --enable, --disable, --strict.
+    #[command(flatten)]
+    pub network: benchkit::network::NetworkArgs,
 }
 
 /// What a memory option resolves to, before the job size is known.
@@ -360,7 +349,7 @@ mod tests {
         assert_eq!(o.partitions, None);
         assert_eq!(o.path, PathBuf::from("."));
         assert!(!o.keep && !o.noshared && !o.drop_cache && !o.check_every_call);
-        assert!(!o.strict && o.enable.is_none() && o.disable.is_none());
+        assert!(!o.network.strict && o.network.enable.is_none() && o.network.disable.is_none());
         assert_eq!(o.memory(), MemorySetting::Detect);
     }
 
@@ -396,8 +385,8 @@ mod tests {
     #[test]
     fn strict_goes_with_the_selection() {
         let o = parse(&["--enable", "eth0,typo0", "--strict"]).unwrap();
-        assert!(o.strict);
-        assert_eq!(o.enable.as_deref(), Some("eth0,typo0"));
+        assert!(o.network.strict);
+        assert_eq!(o.network.enable.as_deref(), Some("eth0,typo0"));
         assert!(parse(&["--enable", "a", "--disable", "b"]).is_err());
     }
 

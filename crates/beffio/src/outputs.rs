@@ -15,10 +15,7 @@ use std::path::PathBuf;
 use outfile::Reservation;
 
 use crate::options::Options;
-
-/// Exit code for an output file that exists or that another run holds: bad input, as
-/// for sqmr.
-pub const EXIT_NAME_TAKEN: i32 = 2;
+use benchkit::Exit;
 
 /// The texts of the output files at the end of a run.
 #[derive(Debug, Clone, Default, PartialEq)]
@@ -57,7 +54,7 @@ impl Outputs {
     /// Reserves every output file `opts` asks for (rank 0, before the run). A killed
     /// run's reservation that is replaced is said on stderr. On failure the files
     /// reserved so far are released again, and the failure carries the exit code
-    /// ([`EXIT_NAME_TAKEN`] for a name that exists or is taken, 1 for an I/O error) and
+    /// (2, [`Exit::Usage`], for a name that exists or is taken, 1 for an I/O error) and
     /// the message.
     pub fn reserve(opts: &Options) -> Result<Outputs, xmpi::Failure> {
         let mut wanted: Vec<(&'static str, Kind, PathBuf)> = Vec::new();
@@ -75,9 +72,9 @@ impl Outputs {
         for (option, kind, path) in wanted {
             let file = Reservation::reserve(&path).map_err(|e| {
                 let code = if e.is_conflict() {
-                    EXIT_NAME_TAKEN
+                    Exit::Usage.code()
                 } else {
-                    crate::run::EXIT_FAILURE
+                    Exit::Failure.code()
                 };
                 xmpi::Failure::new(code, format!("b_eff_io: error: {option} {e}"))
             })?;
@@ -181,7 +178,7 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         std::fs::write(dir.path().join("p.prot"), "precious").unwrap();
         let failure = Outputs::reserve(&options(dir.path())).unwrap_err();
-        assert_eq!(failure.code, EXIT_NAME_TAKEN);
+        assert_eq!(failure.code, Exit::Usage.code());
         assert!(
             failure.message.starts_with("b_eff_io: error: --prefix ")
                 && failure.message.contains("p.prot: the file exists"),

@@ -34,52 +34,10 @@ pub fn format_size(bytes: u64) -> String {
     format!("{bytes} B")
 }
 
-/// Parses a size such as `4096`, `512k`, `64M`, `2G`, `1.5G` (binary multiples; `B` suffix
-/// optional). Whole numbers are converted exactly; a size of more than `u64::MAX` bytes is
-/// refused, naming that limit.
+/// Parses a size of at least one byte by the grammar every xylem benchmark shares
+/// ([`benchkit::size`]: `4096`, `512k`, `64M`, `64MiB`, `1.5G`).
 pub fn parse_size(text: &str) -> Result<u64, String> {
-    let t = text.trim();
-    let t = t.strip_suffix(['B', 'b']).unwrap_or(t);
-    let (number, factor) = match t.chars().last() {
-        Some('k' | 'K') => (&t[..t.len() - 1], KB),
-        Some('m' | 'M') => (&t[..t.len() - 1], MB),
-        Some('g' | 'G') => (&t[..t.len() - 1], GB),
-        Some('t' | 'T') => (&t[..t.len() - 1], GB * 1024),
-        _ => (t, 1),
-    };
-    let number = number.trim();
-    let not_a_size = || format!("'{text}' is not a size (examples: 4096, 512k, 64M, 2G)");
-    let too_large = || {
-        format!(
-            "'{}' is more bytes than 64 bits can count; the largest accepted size is {} bytes",
-            text.trim(),
-            u64::MAX
-        )
-    };
-    let positive = || format!("'{text}' must be a positive size");
-    if !number.is_empty() && number.bytes().all(|b| b.is_ascii_digit()) {
-        let whole: u64 = match number.parse() {
-            Ok(w) => w,
-            Err(_) => return Err(too_large()),
-        };
-        if whole == 0 {
-            return Err(positive());
-        }
-        return whole.checked_mul(factor).ok_or_else(too_large);
-    }
-    let value: f64 = number.parse().map_err(|_| not_a_size())?;
-    if !value.is_finite() || value <= 0.0 {
-        return Err(positive());
-    }
-    let bytes = value * factor as f64;
-    // 2^64 as a float: everything from there on does not fit.
-    if bytes >= 18_446_744_073_709_551_616.0 {
-        return Err(too_large());
-    }
-    if bytes < 1.0 {
-        return Err(positive());
-    }
-    Ok(bytes as u64)
+    benchkit::size::positive_u64(text)
 }
 
 #[cfg(test)]

@@ -23,14 +23,7 @@ use crate::report::output::OutputFile;
 use crate::report::text;
 use crate::schedule;
 use crate::topology::Topology;
-
-/// Exit code for a run that could not do its work (an output file that cannot be created
-/// or written, standard output that cannot be written).
-pub const EXIT_FAILURE: i32 = 1;
-/// Exit code for bad input: options, job size, limits.
-pub const EXIT_USAGE: i32 = 2;
-/// Exit code for a run in which `--validate` found damaged messages.
-pub const EXIT_CORRUPTED: i32 = 3;
+use benchkit::Exit;
 
 /// Runs the benchmark on every rank of `world` (a collective call).
 pub fn run(
@@ -51,11 +44,11 @@ pub fn run(
         }
         Err(e) => {
             let message = format!("{}", e.render());
-            return agree(world, Err(Failure::new(EXIT_USAGE, message)));
+            return agree(world, Err(Failure::new(Exit::Usage.code(), message)));
         }
     };
     // The selection: agreed, checked across hosts (warnings, or errors with --strict).
-    let network = xmpi::network::agree_selection(world, network, options.strict, "")?
+    let network = xmpi::network::agree_selection(world, network, options.network.strict, "")?
         .map(|applied| applied.summary);
     let limits = HostLimits {
         available_bytes: crate::host::memory_available(),
@@ -64,7 +57,7 @@ pub fn run(
     };
     let checked = Config::check(&options, world.size() as usize, limits).map_err(|d| {
         Failure::new(
-            EXIT_USAGE,
+            Exit::Usage.code(),
             format!("{d}\nUsage: {USAGE}\nRun 'sqmr --help' for more.\n"),
         )
     });
@@ -74,7 +67,7 @@ pub fn run(
     let need = u64::try_from(config.rank_bytes(rank as usize, limits)).unwrap_or(u64::MAX);
     let fits = xmpi::memory::agree_fits(world, need).map_err(|m| {
         Failure::new(
-            EXIT_USAGE,
+            Exit::Usage.code(),
             format!("ERROR {m}; lower --win_size or --max_msgsize"),
         )
     });
@@ -262,7 +255,7 @@ fn validation_verdict(world: &SimpleCommunicator, config: &Config, checked: Chec
     };
     let local = match checked.first {
         Some(c) => Err(Failure::new(
-            EXIT_CORRUPTED,
+            Exit::DataErrors.code(),
             format!(
                 "ERROR --validate: {} of {} messages arrived corrupted; the first on rank {} \
                  from rank {}, msgsize {}, iteration {} (warm-up and earlier samples included), byte {}",
@@ -293,9 +286,9 @@ fn create_outputs(options: &Options) -> Result<(Option<OutputFile>, Option<Outpu
         };
         let file = OutputFile::create(option, path).map_err(|e| {
             let code = if e.is_conflict() {
-                EXIT_USAGE
+                Exit::Usage.code()
             } else {
-                EXIT_FAILURE
+                Exit::Failure.code()
             };
             Failure::new(code, format!("ERROR {option} {e}"))
         })?;
@@ -322,5 +315,5 @@ fn write_output(
         return Ok(());
     };
     *file = None;
-    Err(Failure::new(EXIT_FAILURE, message))
+    Err(Failure::new(Exit::Failure.code(), message))
 }

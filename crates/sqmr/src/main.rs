@@ -4,7 +4,7 @@
 fn main() {
     let options = sqmr::options::Options::parse_from_args(std::env::args_os());
     let (enable, disable) = match &options {
-        Ok(o) => (o.enable.as_deref(), o.disable.as_deref()),
+        Ok(o) => o.network.lists(),
         Err(_) => (None, None),
     };
     let (mpi, network) = xmpi::start("sqmr", enable, disable);

@@ -44,7 +44,7 @@ pub const USAGE: &str = "sqmr [--num_cores N] [--num_nbors N] [--num_iters N] [-
     allow_negative_numbers = true,
     args_override_self = true,
     override_usage = USAGE,
-    after_help = "Sizes take binary suffixes: 64K, 4M, 1G (also KiB, MiB, GiB)."
+    after_help = "Sizes take binary units: 64K, 4M, 1.5G (also KiB, MB, MiB, ...)."
 )]
 pub struct Options {
     /// Ranks on the core node [default: ranks / 2]
@@ -114,20 +114,9 @@ pub struct Options {
     #[arg(long)]
     pub validate: bool,
 
-    /// Use only these networks: NETWORK[:QUALIFIER],... (names like ib or eth,
-    /// interfaces like eth0 or mlx5_0:1, CIDRs), resolved on each host before MPI starts
-    #[arg(long, value_name = "LIST", conflicts_with = "disable")]
-    pub enable: Option<String>,
-
-    /// Use every network but these: NETWORK[:QUALIFIER],...
-    #[arg(long, value_name = "LIST")]
-    pub disable: Option<String>,
-
-    /// With --enable/--disable: refuse the run (exit 2, every rank) when an item matches
-    /// nothing usable on some host, or two hosts' selected networks share no subnet;
-    /// without it both are warnings on stderr and the run goes on
-    #[arg(long)]
-    pub strict: bool,
+    /// --enable, --disable, --strict.
+    #[command(flatten)]
+    pub network: benchkit::network::NetworkArgs,
 
     /// Test aid: the first neighbour rank corrupts one byte of one message
     #[arg(long = "corrupt-one-message", hide = true)]
@@ -200,24 +189,10 @@ pub fn parse_count(text: &str) -> Result<i64, String> {
     parse_integer(text, text, 1)
 }
 
-/// Parses a byte size: a strict decimal integer with an optional sign and an optional
-/// binary suffix (`K`, `M`, `G`, `KiB`, `MiB`, `GiB`, any case).
+/// Parses a byte size by the grammar every xylem benchmark shares
+/// ([`benchkit::size`]: `4096`, `64K`, `64MiB`, `1.5G`), signs included.
 pub fn parse_size(text: &str) -> Result<i64, String> {
-    let lower = text.to_ascii_lowercase();
-    let suffixes: [(&str, i64); 6] = [
-        ("kib", 1 << 10),
-        ("mib", 1 << 20),
-        ("gib", 1 << 30),
-        ("k", 1 << 10),
-        ("m", 1 << 20),
-        ("g", 1 << 30),
-    ];
-    for (suffix, factor) in suffixes {
-        if let Some(number) = lower.strip_suffix(suffix) {
-            return parse_integer(&text[..number.len()], text, factor);
-        }
-    }
-    parse_integer(text, text, 1)
+    benchkit::size::signed_i64(text)
 }
 
 /// Parses a strictly positive decimal number: digits with an optional fraction (`2`,
@@ -247,8 +222,7 @@ fn parse_integer(number: &str, text: &str, factor: i64) -> Result<i64, String> {
     let digits = number.strip_prefix(['-', '+']).unwrap_or(number);
     if digits.is_empty() || !digits.bytes().all(|b| b.is_ascii_digit()) {
         return Err(format!(
-            "'{text}' is not a decimal integer (digits only, optionally a sign and for \
-             sizes a K/M/G suffix)"
+            "'{text}' is not a decimal integer (digits only, optionally a sign)"
         ));
     }
     let too_large = || format!("'{text}' does not fit in a 64-bit integer");
@@ -310,7 +284,7 @@ mod tests {
             (1, 4096, 10, 0, 4_194_304)
         );
         assert!(!o.verbose && !o.validate && o.json.is_none() && o.csv.is_none());
-        assert!(!o.strict && o.enable.is_none() && o.disable.is_none());
+        assert!(!o.network.strict && o.network.enable.is_none() && o.network.disable.is_none());
     }
 
     #[test]
@@ -430,10 +404,10 @@ mod tests {
     #[test]
     fn strict_goes_with_either_selection_switch() {
         let o = parse(&["--enable", "eth0,typo0", "--strict"]).unwrap();
-        assert!(o.strict);
-        assert_eq!(o.enable.as_deref(), Some("eth0,typo0"));
+        assert!(o.network.strict);
+        assert_eq!(o.network.enable.as_deref(), Some("eth0,typo0"));
         let o = parse(&["--strict", "--disable=ib"]).unwrap();
-        assert!(o.strict && o.disable.as_deref() == Some("ib"));
+        assert!(o.network.strict && o.network.disable.as_deref() == Some("ib"));
         assert!(parse(&["--enable", "a", "--disable", "b"]).is_err());
     }
 

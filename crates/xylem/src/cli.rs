@@ -89,12 +89,9 @@ pub enum NetCommand {
 /// `--enable|--disable LIST [--mpi FLAVOUR] [--sysfs DIR]`.
 #[derive(Debug, Args)]
 pub struct SelectionArgs {
-    /// Use only these networks: NETWORK[:QUALIFIER],... (see the netsel README).
-    #[arg(long, value_name = "LIST", allow_hyphen_values = true)]
-    pub enable: Option<String>,
-    /// Use all networks but these: NETWORK[:QUALIFIER],...
-    #[arg(long, value_name = "LIST", allow_hyphen_values = true)]
-    pub disable: Option<String>,
+    /// --enable, --disable, --strict.
+    #[command(flatten)]
+    pub network: benchkit::network::NetworkArgs,
     /// MPI flavour: openmpi-4.1, openmpi-5.0 (openmpi4, openmpi5), mpich-ucx (mpich,
     /// mpich4, mpich5), mpich-ofi, mpich-nemesis, intel (intelmpi), mvapich2. Default:
     /// $XYLEM_MPI, else detected (see the netsel README).
@@ -103,11 +100,6 @@ pub struct SelectionArgs {
     /// Sysfs root to read (default /sys).
     #[arg(long, value_name = "DIR")]
     pub sysfs: Option<PathBuf>,
-    /// Refuse the selection (exit 2) when an item matches nothing usable on this host, or
-    /// names what can never be selected (lo, self, shared memory); without it such items
-    /// are only warned about on stderr.
-    #[arg(long)]
-    pub strict: bool,
 }
 
 /// Output formats of `resolve`.

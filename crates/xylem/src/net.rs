@@ -107,8 +107,11 @@ fn discover(sysfs: Option<&std::path::Path>) -> Result<Host, Failure> {
 /// (when `warn`; the text report names them too) and, with `--strict`, refuse the
 /// selection with exit 2.
 fn resolve(args: &SelectionArgs, warn: bool) -> Result<Report, Failure> {
-    let selection = Selection::from_switches(args.enable.as_deref(), args.disable.as_deref())
-        .map_err(|e| Failure::new(2, e.to_string()))?;
+    let selection = Selection::from_switches(
+        args.network.enable.as_deref(),
+        args.network.disable.as_deref(),
+    )
+    .map_err(|e| Failure::new(2, e.to_string()))?;
     let flavour = match &args.mpi {
         Some(name) => parse_flavour("--mpi", name).map_err(|e| Failure::new(2, e))?,
         None => match detect_flavour() {
@@ -127,10 +130,10 @@ fn resolve(args: &SelectionArgs, warn: bool) -> Result<Report, Failure> {
             eprintln!("xylem: {w}");
         }
     };
-    if warn || args.strict {
+    if warn || args.network.strict {
         print();
     }
-    if args.strict && !warnings.is_empty() {
+    if args.network.strict && !warnings.is_empty() {
         return Err(Failure::new(
             2,
             format!(

@@ -26,10 +26,7 @@ use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 
-/// Exit code for a failed run (usage errors exit with 2, signals with 128 + signal).
-pub const EXIT_FAILURE: i32 = 1;
-/// Exit code for a run that completed but read back data that differs from what it wrote.
-pub const EXIT_DATA_ERRORS: i32 = 3;
+use benchkit::Exit;
 
 /// Runs b_eff_io on `world` with the process arguments `args` and the outcome of the
 /// network selection made before `MPI_Init`; returns the exit code every rank agreed on.
@@ -58,7 +55,9 @@ pub fn run(
         }
     };
     // The selection: agreed, checked across hosts (warnings, or errors with --strict).
-    if let Err(agreed) = xmpi::network::agree_selection(world, network, opts.strict, "b_eff_io: ") {
+    if let Err(agreed) =
+        xmpi::network::agree_selection(world, network, opts.network.strict, "b_eff_io: ")
+    {
         return agreed.code;
     }
     let n = world.size() as usize;
@@ -106,9 +105,9 @@ fn failure_code(local_signal: usize, agreed_message: &str) -> i32 {
         digits.parse::<i32>().ok()
     });
     match (local_signal, from_message) {
-        (0, None) => EXIT_FAILURE,
-        (0, Some(s)) => 128 + s,
-        (s, _) => 128 + i32::try_from(s).unwrap_or(0),
+        (0, None) => Exit::Failure.code(),
+        (0, Some(s)) => Exit::Signal(s).code(),
+        (s, _) => Exit::Signal(i32::try_from(s).unwrap_or(0)).code(),
     }
 }
 
@@ -372,7 +371,7 @@ fn run_checked(
                 }
             }
             Ok(match reported {
-                0 if errors > 0.0 => EXIT_DATA_ERRORS,
+                0 if errors > 0.0 => Exit::DataErrors.code(),
                 code => code,
             })
         }
@@ -614,7 +613,7 @@ fn report_all(
             Ok(text) => text + "\n",
             Err(e) => {
                 eprintln!("b_eff_io: error: cannot render the JSON document: {e}");
-                code = EXIT_FAILURE;
+                code = Exit::Failure.code();
                 String::new()
             }
         };
@@ -626,7 +625,7 @@ fn report_all(
         };
         for failure in outputs.write(&texts) {
             eprintln!("{failure}");
-            code = EXIT_FAILURE;
+            code = Exit::Failure.code();
         }
     }
     if let Err(e) = printed {
@@ -649,7 +648,7 @@ mod tests {
         assert_eq!(failure_code(15, "rank 1: interrupted by signal 2"), 143);
         assert_eq!(
             failure_code(0, "rank 0: No space left on device"),
-            EXIT_FAILURE
+            Exit::Failure.code()
         );
     }
 }
