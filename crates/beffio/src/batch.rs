@@ -75,11 +75,6 @@ impl BatchPlanner {
         let size = (self.next_size as f64).min(fit) as u64;
         Some(size.max(1))
     }
-
-    /// Global checks made so far.
-    pub fn checks(&self) -> u64 {
-        self.checks
-    }
 }
 
 #[cfg(test)]
@@ -109,7 +104,7 @@ mod tests {
                 None => break,
             }
         }
-        (done, elapsed, p.checks(), last)
+        (done, elapsed, p.checks, last)
     }
 
     #[test]

@@ -101,12 +101,7 @@ impl std::fmt::Display for DataError {
 }
 
 /// Checks every chunk of `buf`; returns the number of bad chunks and adds details to
-/// `details` up to [`ERROR_DETAIL_LIMIT`].
-pub fn check(buf: &[u64], chunk_words: usize, id: ChunkId, details: &mut Vec<DataError>) -> u64 {
-    check_with_limit(buf, chunk_words, id, details, ERROR_DETAIL_LIMIT)
-}
-
-/// As [`check`], keeping up to `limit` details in `details` (2.1's `-e`).
+/// `details`, up to `limit` of them (2.1's `-e`; [`ERROR_DETAIL_LIMIT`] by default).
 pub fn check_with_limit(
     buf: &[u64],
     chunk_words: usize,
@@ -140,6 +135,10 @@ pub fn check_with_limit(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    fn check(buf: &[u64], chunk_words: usize, id: ChunkId, details: &mut Vec<DataError>) -> u64 {
+        check_with_limit(buf, chunk_words, id, details, ERROR_DETAIL_LIMIT)
+    }
 
     fn id(access: Access, seq: u64) -> ChunkId {
         ChunkId {

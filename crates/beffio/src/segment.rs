@@ -1,6 +1,6 @@
 //! The segment size of types 3 and 4 from the write counts of types 0–2 (spec §4).
 
-use crate::patterns::{chunk_column, Pattern, PatternType, Role};
+use crate::patterns::{chunk_column, Pattern, PatternType};
 use crate::units::MB;
 
 /// Type 0's table rows paired with the 8 entries of [`chunk_column`]
@@ -49,14 +49,6 @@ pub fn segment_plan(
         repeats,
         segment,
         filler: segment - used,
-    }
-}
-
-/// The repeat count of a type 3 or 4 pattern under a segment plan (filler: one call).
-pub fn segmented_repeats(plan: &SegmentPlan, pattern: &Pattern, first_number: usize) -> u64 {
-    match pattern.role {
-        Role::Filler => 1,
-        _ => plan.repeats[pattern.number - first_number],
     }
 }
 
@@ -118,15 +110,5 @@ mod tests {
         // Counts that fill whole MB leave no filler.
         let plan = segment_plan(&table, mpart, &[1; 9], &[1, 1, 1, 0, 0, 0, 0, 0], &[1; 8]);
         assert_eq!((plan.segment, plan.filler), (4 * MB, 0));
-    }
-
-    #[test]
-    fn repeats_map_onto_types_3_and_4() {
-        let mpart = 2 * MB;
-        let table = pattern_table(mpart);
-        let plan = segment_plan(&table, mpart, &[1; 9], &[2; 8], &[3, 4, 5, 6, 7, 8, 9, 10]);
-        assert_eq!(segmented_repeats(&plan, &table[26], 25), plan.repeats[1]);
-        assert_eq!(segmented_repeats(&plan, &table[33], 25), 1);
-        assert_eq!(segmented_repeats(&plan, &table[41], 34), plan.repeats[7]);
     }
 }

@@ -105,6 +105,7 @@ pub fn is_message(message: &[u8], base: &[u8], key: u64) -> bool {
 
 /// Fills `buffer` with the message of `sender` in `iteration` (the buffer's length is the
 /// message size): the base, then the key over it.
+#[cfg(test)]
 pub fn fill(buffer: &mut [u8], sender: usize, iteration: u64) {
     base(buffer);
     let k = key(sender, buffer.len(), iteration);
@@ -131,6 +132,7 @@ pub fn first_difference(a: &[u8], b: &[u8]) -> Option<usize> {
 /// The first index at which `buffer` differs from the message of `sender` in
 /// `iteration`, or `None` when it is intact (allocates the expected message: for tests
 /// and single checks; the run compares against one prepared per sender and iteration).
+#[cfg(test)]
 pub fn first_mismatch(buffer: &[u8], sender: usize, iteration: u64) -> Option<usize> {
     let mut expected = vec![0u8; buffer.len()];
     fill(&mut expected, sender, iteration);
