@@ -61,7 +61,7 @@ bench-gluster: build build-mpich4
 ## Each part prints its wall time (BENCHMARKS.md quotes them).
 test: deps lint test-mpi-free $(addprefix test-,$(MPIS))
 
-## report, place and xylem without MPI: no MPI crate in their graph, and their build and
+## analysis, place and xylem without MPI: no MPI crate in their graph, and their build and
 ## tests with no MPI compiler or launcher reachable.
 test-mpi-free: deps
 	@scripts/check-mpi-free.sh

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Proves that the crates which only read, plot and place (report, place, xylem) need no
+# Proves that the crates which only read, plot and place (analysis, place, xylem) need no
 # MPI library: (1) their normal dependency graph holds no MPI crate, and (2) they build
 # and pass their tests on a PATH without any MPI compiler wrapper or launcher and with
 # pkg-config seeing no MPI, in a target directory of their own (nothing cached from the
@@ -7,7 +7,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 CARGO=${CARGO:-cargo}
-crates=(report place xylem)
+crates=(analysis place xylem)
 
 status=0
 for c in "${crates[@]}"; do

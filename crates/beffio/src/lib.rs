@@ -3,7 +3,7 @@
 //! The MPI-free core, public for the readers of its documents: [`options`], the
 //! [`patterns`] table, the [`schedule`] of partitions and time budgets, [`units`], the
 //! [`filesystem`] a run reports, and the [`report`] formats (the JSON document, read back
-//! by `report` and `xylem`). Inside: the MPI-IO hints (`--hint`, 2.1's hints file), the
+//! by `analysis` and `xylem`). Inside: the MPI-IO hints (`--hint`, 2.1's hints file), the
 //! results, the figures and the validity rules.
 //!
 //! With the default `mpi` feature: [`run`], the execution (the geometric batch planner,

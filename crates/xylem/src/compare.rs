@@ -21,12 +21,12 @@ pub struct CompareArgs {
 
 /// Runs `xylem compare`.
 pub fn main(args: CompareArgs) -> ExitCode {
-    let compared = report::load_file(&args.a, None)
-        .and_then(|a| Ok((a, report::load_file(&args.b, None)?)))
-        .and_then(|(a, b)| report::compare::compare(&a, &b));
+    let compared = analysis::load_file(&args.a, None)
+        .and_then(|a| Ok((a, analysis::load_file(&args.b, None)?)))
+        .and_then(|(a, b)| analysis::compare::compare(&a, &b));
     match compared {
-        Ok(c) if args.json => crate::out::print("xylem compare: ", &report::compare::json(&c)),
-        Ok(c) => crate::out::print("xylem compare: ", &report::compare::text(&c)),
+        Ok(c) if args.json => crate::out::print("xylem compare: ", &analysis::compare::json(&c)),
+        Ok(c) => crate::out::print("xylem compare: ", &analysis::compare::text(&c)),
         Err(e) => {
             eprintln!("xylem compare: {e}");
             ExitCode::from(1)

@@ -41,11 +41,11 @@ pub fn main(args: PerflogArgs) -> ExitCode {
     }
 }
 
-fn run(args: &PerflogArgs) -> Result<String, report::Error> {
-    let usage = |e: outfile::Error| report::Error::Usage(e.to_string());
+fn run(args: &PerflogArgs) -> Result<String, analysis::Error> {
+    let usage = |e: outfile::Error| analysis::Error::Usage(e.to_string());
     let picture = match &args.output {
         Some(path) => {
-            let format = report::plot::Format::from_path(path)?;
+            let format = analysis::plot::Format::from_path(path)?;
             let reservation = outfile::Reservation::reserve(path).map_err(usage)?;
             if let Some(notice) = reservation.replaced_notice() {
                 eprintln!("xylem perflog: warning: {notice}");
@@ -55,17 +55,17 @@ fn run(args: &PerflogArgs) -> Result<String, report::Error> {
         None => None,
     };
     let logs: Vec<&Path> = args.logs.iter().map(PathBuf::as_path).collect();
-    let series = report::perflog::load_files(&logs, &args.variables)?;
+    let series = analysis::perflog::load_files(&logs, &args.variables)?;
     if let Some((format, mut reservation)) = picture {
-        let bytes = report::perflog::plot(&series, format)?;
+        let bytes = analysis::perflog::plot(&series, format)?;
         reservation
             .write(&bytes)
             .and_then(|()| reservation.release())
             .map_err(usage)?;
     }
     Ok(if args.json {
-        report::perflog::json(&series)
+        analysis::perflog::json(&series)
     } else {
-        report::perflog::text(&series)
+        analysis::perflog::text(&series)
     })
 }

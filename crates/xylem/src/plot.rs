@@ -1,5 +1,5 @@
 //! `xylem plot RESULT.json... -o FILE.svg|png [--label L]...`: the plot of one or more
-//! results of one benchmark (crate `report` draws it).
+//! results of one benchmark (crate `analysis` draws it).
 //!
 //! The picture is an output file like the benchmarks' (crate `outfile`): its name is
 //! reserved before the results are read (an existing file is refused, never
@@ -36,17 +36,17 @@ pub fn main(args: PlotArgs) -> ExitCode {
     }
 }
 
-fn run(args: &PlotArgs) -> Result<(), report::Error> {
+fn run(args: &PlotArgs) -> Result<(), analysis::Error> {
     if args.label.len() > args.results.len() {
-        return Err(report::Error::Usage(format!(
+        return Err(analysis::Error::Usage(format!(
             "{} labels for {} results",
             args.label.len(),
             args.results.len()
         )));
     }
-    let format = report::plot::Format::from_path(&args.output)?;
+    let format = analysis::plot::Format::from_path(&args.output)?;
     let mut picture = outfile::Reservation::reserve(&args.output)
-        .map_err(|e| report::Error::Usage(e.to_string()))?;
+        .map_err(|e| analysis::Error::Usage(e.to_string()))?;
     if let Some(notice) = picture.replaced_notice() {
         eprintln!("xylem plot: warning: {notice}");
     }
@@ -54,11 +54,11 @@ fn run(args: &PlotArgs) -> Result<(), report::Error> {
         .results
         .iter()
         .enumerate()
-        .map(|(i, path)| report::load_file(path, args.label.get(i).map(String::as_str)))
+        .map(|(i, path)| analysis::load_file(path, args.label.get(i).map(String::as_str)))
         .collect::<Result<Vec<_>, _>>()?;
-    let bytes = report::plot::plot(&runs, format)?;
+    let bytes = analysis::plot::plot(&runs, format)?;
     picture
         .write(&bytes)
         .and_then(|()| picture.release())
-        .map_err(|e| report::Error::Usage(e.to_string()))
+        .map_err(|e| analysis::Error::Usage(e.to_string()))
 }

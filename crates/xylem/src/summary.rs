@@ -1,5 +1,5 @@
 //! `xylem summary DIR`: the headline figures of a results folder as Markdown on standard
-//! output (crate `report` writes it).
+//! output (crate `analysis` writes it).
 
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -16,7 +16,7 @@ pub struct SummaryArgs {
 
 /// Runs `xylem summary`.
 pub fn main(args: SummaryArgs) -> ExitCode {
-    match report::summary::of_folder(&args.folder) {
+    match analysis::summary::of_folder(&args.folder) {
         Ok(text) => crate::out::print("xylem summary: ", &text),
         Err(e) => {
             eprintln!("xylem summary: {e}");

@@ -200,7 +200,9 @@ fn grammar_errors_exit_2_with_the_item() {
         ])
         .assert()
         .code(2)
-        .stderr(predicate::str::contains("mutually exclusive"));
+        .stderr(predicate::str::contains(
+            "'--enable <LIST>' cannot be used with '--disable <LIST>'",
+        ));
     xylem()
         .args([
             "net",

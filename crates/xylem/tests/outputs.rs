@@ -7,7 +7,7 @@ use std::process::{Command, Output, Stdio};
 
 fn report_fixture(name: &str) -> String {
     Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("../report/tests/fixtures")
+        .join("../analysis/tests/fixtures")
         .join(name)
         .display()
         .to_string()

@@ -1,5 +1,5 @@
 //! `xylem perflog` as a user runs it, on ReFrame performance logs of real runs of the
-//! checks under `reframe/` (the report crate's fixtures, `perflog/`).
+//! checks under `reframe/` (the analysis crate's fixtures, `perflog/`).
 
 use std::path::PathBuf;
 
@@ -8,7 +8,7 @@ use predicates::prelude::*;
 
 fn fixture(name: &str) -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-        .join("../report/tests/fixtures/perflog")
+        .join("../analysis/tests/fixtures/perflog")
         .join(name)
 }
 

@@ -116,7 +116,7 @@ mod tests {
     #[test]
     fn a_real_run_gives_43_rows_per_access_method_and_partition() {
         // A `b_eff_io -T 6` run on 2 ranks (partitions 2 and 1), kept with the plots' tests.
-        let text = include_str!("../../../report/tests/fixtures/beffio-a.json");
+        let text = include_str!("../../../analysis/tests/fixtures/beffio-a.json");
         let doc: Value = serde_json::from_str(text).unwrap();
         let csv = render_value(&doc);
         let rows: Vec<Vec<&str>> = csv

@@ -2,8 +2,8 @@
 
 mod common;
 
+use analysis::compare::{compare, json, text};
 use common::run;
-use report::compare::{compare, json, text};
 
 #[test]
 fn sqmr_sizes_side_by_side_with_ratios() {
@@ -20,7 +20,7 @@ fn sqmr_sizes_side_by_side_with_ratios() {
         .iter()
         .find(|r| r.msgsize == Some(1024) && r.unit == "msgs/s")
         .unwrap();
-    let (report::load::Document::Sqmr(x), report::load::Document::Sqmr(y)) =
+    let (analysis::load::Document::Sqmr(x), analysis::load::Document::Sqmr(y)) =
         (&a.document, &b.document)
     else {
         panic!()
@@ -75,7 +75,7 @@ fn beffio_patterns_side_by_side() {
     let a = run("beffio-a.json");
     let mut b = a.clone();
     b.label = "half".into();
-    if let report::load::Document::BEffIo(d) = &mut b.document {
+    if let analysis::load::Document::BEffIo(d) = &mut b.document {
         d.b_eff_io_mb_s /= 2.0;
         for p in &mut d.partitions[0].access.read {
             p.bandwidth_mb_s /= 2.0;
@@ -119,9 +119,9 @@ fn different_benchmarks_do_not_compare() {
     );
 }
 
-fn sqmr(r: &report::Run) -> &sqmr::report::json::Document {
+fn sqmr(r: &analysis::Run) -> &sqmr::report::json::Document {
     match &r.document {
-        report::load::Document::Sqmr(d) => d,
+        analysis::load::Document::Sqmr(d) => d,
         _ => panic!("not sqmr"),
     }
 }
@@ -166,7 +166,7 @@ fn sqmr_a_size_moved_beyond_its_interval_differs_and_the_others_overlap() {
     let a = run("sqmr-r7-a.json");
     let mut b = a.clone();
     b.label = "faster".into();
-    if let report::load::Document::Sqmr(d) = &mut b.document {
+    if let analysis::load::Document::Sqmr(d) = &mut b.document {
         let s = d.sizes.iter_mut().find(|s| s.msgsize == 1024).unwrap();
         for r in [&mut s.rates.average, &mut s.rates.max, &mut s.rates.min] {
             r.msgs_per_s *= 2.0;
@@ -192,7 +192,7 @@ fn sqmr_a_size_moved_beyond_its_interval_differs_and_the_others_overlap() {
     }
     assert_eq!(
         c.intervals,
-        Some(report::compare::IntervalSummary {
+        Some(analysis::compare::IntervalSummary {
             compared: 14,
             differ: 1
         })
@@ -240,7 +240,7 @@ fn sqmr_a_size_moved_beyond_its_interval_differs_and_the_others_overlap() {
     assert!((row["ratio"].as_f64().unwrap() - 2.0).abs() < 1e-12);
 }
 
-fn r_ci(c: &report::compare::Comparison, size: u64) -> (f64, f64) {
+fn r_ci(c: &analysis::compare::Comparison, size: u64) -> (f64, f64) {
     let r = c
         .rows
         .iter()

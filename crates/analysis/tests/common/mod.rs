@@ -4,7 +4,7 @@
 
 use std::path::PathBuf;
 
-use report::Run;
+use analysis::Run;
 
 /// The path of fixture `name`.
 pub fn fixture(name: &str) -> PathBuf {
@@ -15,11 +15,11 @@ pub fn fixture(name: &str) -> PathBuf {
 
 /// Fixture `name` loaded with its default label.
 pub fn run(name: &str) -> Run {
-    report::load_file(&fixture(name), None).unwrap()
+    analysis::load_file(&fixture(name), None).unwrap()
 }
 
 /// The colour of series `i` as the SVG writes it (`#1F77B4`).
 pub fn hex(i: usize) -> String {
-    let c = report::plot::style::colour(i);
+    let c = analysis::plot::style::colour(i);
     format!("#{:02X}{:02X}{:02X}", c.0, c.1, c.2)
 }

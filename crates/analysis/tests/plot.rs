@@ -2,10 +2,10 @@
 
 mod common;
 
+use analysis::plot::{beffio as bplot, plot, png_file, sqmr as splot, Format};
 use common::{hex, run};
-use report::plot::{beffio as bplot, plot, png_file, sqmr as splot, Format};
 
-fn svg(runs: &[report::Run]) -> String {
+fn svg(runs: &[analysis::Run]) -> String {
     String::from_utf8(plot(runs, Format::Svg).unwrap()).unwrap()
 }
 
@@ -155,7 +155,7 @@ fn beffio_has_a_row_of_three_panels_per_partition() {
 fn beffio_line_heights_follow_the_bandwidths() {
     // Read of partition 1, type 0: 1 MB (weighted 2 and 3) against 1 kB+8 (pattern 7).
     let r = run("beffio-a.json");
-    let report::load::Document::BEffIo(doc) = &r.document else {
+    let analysis::load::Document::BEffIo(doc) = &r.document else {
         panic!()
     };
     let read = &doc.partitions[1].access.read;
@@ -179,7 +179,7 @@ fn png_pictures_have_the_series_colours_and_text() {
     assert_eq!(&bytes[..8], b"\x89PNG\r\n\x1a\n");
     let (w, h, rgb) = png_file::decode(&bytes).unwrap();
     assert_eq!((w, h), splot::SIZE);
-    let colour = report::plot::style::colour;
+    let colour = analysis::plot::style::colour;
     assert!(pixels_of(&rgb, colour(0)) > 1000, "series 0");
     assert!(pixels_of(&rgb, colour(1)) > 1000, "series 1");
     assert_eq!(pixels_of(&rgb, colour(2)), 0, "no third series");
@@ -251,7 +251,7 @@ fn sqmr_intervals_are_error_bars_around_the_medians() {
     }
     // The intervals are the documents': the first bar of A's rate panel spans its 1 B
     // interval, whose bounds are the min and max of its 7 samples.
-    let report::load::Document::Sqmr(d) = &a.document else {
+    let analysis::load::Document::Sqmr(d) = &a.document else {
         panic!()
     };
     let one = d.sizes.iter().find(|s| s.msgsize == 1).unwrap();

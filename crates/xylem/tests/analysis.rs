@@ -8,7 +8,7 @@ use predicates::prelude::*;
 
 fn fixture(name: &str) -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-        .join("../report/tests/fixtures")
+        .join("../analysis/tests/fixtures")
         .join(name)
 }
 
@@ -231,8 +231,8 @@ fn summary_gives_each_results_headline_figures_and_links() {
         .iter()
         .max_by(|a, b| avg(a, "msgs_per_s").total_cmp(&avg(b, "msgs_per_s")))
         .unwrap();
-    let rate = report::summary::grouped(avg(peak, "msgs_per_s"), 0);
-    let at = report::summary::size(peak["msgsize"].as_u64().unwrap());
+    let rate = analysis::summary::grouped(avg(peak, "msgs_per_s"), 0);
+    let at = analysis::summary::size(peak["msgsize"].as_u64().unwrap());
     assert!(
         text.contains(&format!("| peak message rate | {rate} msgs/s | {at} |")),
         "{text}"
@@ -243,7 +243,7 @@ fn summary_gives_each_results_headline_figures_and_links() {
     );
     let beffio: serde_json::Value =
         serde_json::from_str(&std::fs::read_to_string(fixture("beffio-a.json")).unwrap()).unwrap();
-    let figure = report::summary::grouped(beffio["b_eff_io_mb_s"].as_f64().unwrap(), 1);
+    let figure = analysis::summary::grouped(beffio["b_eff_io_mb_s"].as_f64().unwrap(), 1);
     assert!(text.contains(&format!("| **{figure}** |")), "{text}");
     assert_eq!(text.matches("| partition n = ").count(), 2, "{text}");
     for link in [

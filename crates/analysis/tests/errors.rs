@@ -4,12 +4,12 @@ mod common;
 
 use std::path::Path;
 
+use analysis::plot::{plot, Format};
 use common::{fixture, run};
-use report::plot::{plot, Format};
 
 #[test]
 fn unreadable_malformed_and_unknown_files_are_named() {
-    let e = report::load_file(Path::new("/nonexistent/r.json"), None).unwrap_err();
+    let e = analysis::load_file(Path::new("/nonexistent/r.json"), None).unwrap_err();
     assert!(
         e.to_string()
             .starts_with("/nonexistent/r.json: cannot read it"),
@@ -32,7 +32,7 @@ fn unreadable_malformed_and_unknown_files_are_named() {
     ] {
         let path = dir.path().join(name);
         std::fs::write(&path, text).unwrap();
-        let e = report::load_file(&path, None).unwrap_err().to_string();
+        let e = analysis::load_file(&path, None).unwrap_err().to_string();
         assert!(e.starts_with(&path.display().to_string()), "{e}");
         assert!(e.contains(wanted), "{e}");
     }
@@ -44,13 +44,13 @@ fn truncated_and_retyped_fixtures_never_panic() {
         let text = std::fs::read_to_string(fixture(name)).unwrap();
         let step = (text.len() / 60).max(1);
         for cut in (0..text.len()).step_by(step) {
-            let r = report::parse(&text[..cut], Path::new(name));
+            let r = analysis::parse(&text[..cut], Path::new(name));
             assert!(r.is_err(), "{name} cut at {cut}");
         }
         // Numbers as strings: still an error, naming the file.
         let retyped = text.replace("\"msgsize\": 1,", "\"msgsize\": \"1\",");
         let retyped = retyped.replace("\"u\": 4,", "\"u\": \"4\",");
-        let e = report::parse(&retyped, Path::new(name))
+        let e = analysis::parse(&retyped, Path::new(name))
             .unwrap_err()
             .to_string();
         assert!(e.starts_with(name) && e.contains("malformed"), "{e}");
@@ -71,7 +71,7 @@ fn mixed_or_empty_results_are_refused() {
     let e = plot(&[], Format::Svg).unwrap_err();
     assert!(e.to_string().contains("no result"), "{e}");
     let mut empty = run("sqmr-a.json");
-    if let report::load::Document::Sqmr(d) = &mut empty.document {
+    if let analysis::load::Document::Sqmr(d) = &mut empty.document {
         d.sizes.retain(|s| s.msgsize == 0);
     }
     let e = plot(&[empty], Format::Png).unwrap_err();
