@@ -1,4 +1,4 @@
-//! Renders result files: `cargo run -p report --example render OUT.svg|png FILE.json...`.
+//! Renders result files: `cargo run -p analysis --example render OUT.svg|png FILE.json...`.
 
 fn main() -> Result<(), analysis::Error> {
     let args: Vec<String> = std::env::args().skip(1).collect();
