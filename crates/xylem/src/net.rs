@@ -12,7 +12,7 @@ use crate::detect::{detect_flavour, parse_flavour, DetectError};
 
 /// A failure with its exit code.
 #[derive(Debug)]
-pub struct Failure {
+pub struct NetError {
     /// The message, printed after `xylem: ` (nothing when it is empty).
     pub message: String,
     /// The exit code: 2 for bad input (a malformed selection, an unknown flavour in
@@ -22,28 +22,28 @@ pub struct Failure {
     pub code: u8,
 }
 
-impl Failure {
-    fn new(code: u8, message: impl Into<String>) -> Failure {
-        Failure {
+impl NetError {
+    fn new(code: u8, message: impl Into<String>) -> NetError {
+        NetError {
             message: message.into(),
             code,
         }
     }
 }
 
-impl From<netsel::Error> for Failure {
-    fn from(e: netsel::Error) -> Failure {
+impl From<netsel::Error> for NetError {
+    fn from(e: netsel::Error) -> NetError {
         let code = if matches!(e, netsel::Error::Grammar(_)) {
             2
         } else {
             1
         };
-        Failure::new(code, e.to_string())
+        NetError::new(code, e.to_string())
     }
 }
 
 /// Runs one `net` subcommand.
-pub fn run(command: NetCommand) -> Result<(), Failure> {
+pub fn run(command: NetCommand) -> Result<(), NetError> {
     match command {
         NetCommand::Show { sysfs, json } => {
             let host = discover(sysfs.as_deref())?;
@@ -78,7 +78,7 @@ pub fn run(command: NetCommand) -> Result<(), Failure> {
                 cmd.env(k, v);
             }
             let err = cmd.exec();
-            Err(Failure::new(
+            Err(NetError::new(
                 127,
                 format!("cannot execute {}: {err}", program[0].to_string_lossy()),
             ))
@@ -88,36 +88,36 @@ pub fn run(command: NetCommand) -> Result<(), Failure> {
 
 /// Writes `text` to standard output: a failure is exit 1 with its message, or a quiet
 /// exit 141 (an empty message) when the pipe is closed.
-fn print(text: &str) -> Result<(), Failure> {
+fn print(text: &str) -> Result<(), NetError> {
     outfile::stdout::write(text).map_err(|e| {
         let code = u8::try_from(outfile::stdout::exit_code(&e)).unwrap_or(1);
-        Failure::new(code, outfile::stdout::message(&e).unwrap_or_default())
+        NetError::new(code, outfile::stdout::message(&e).unwrap_or_default())
     })
 }
 
-fn discover(sysfs: Option<&std::path::Path>) -> Result<Host, Failure> {
+fn discover(sysfs: Option<&std::path::Path>) -> Result<Host, NetError> {
     let d = match sysfs {
         Some(dir) => Discovery::at(dir),
         None => Discovery::live(),
     };
-    d.discover().map_err(|e| Failure::new(1, e.to_string()))
+    d.discover().map_err(|e| NetError::new(1, e.to_string()))
 }
 
 /// Resolves and plans on this host. Items that match nothing usable are named on stderr
 /// (when `warn`; the text report names them too) and, with `--strict`, refuse the
 /// selection with exit 2.
-fn resolve(args: &SelectionArgs, warn: bool) -> Result<Report, Failure> {
+fn resolve(args: &SelectionArgs, warn: bool) -> Result<Report, NetError> {
     let selection = Selection::from_switches(
         args.network.enable.as_deref(),
         args.network.disable.as_deref(),
     )
-    .map_err(|e| Failure::new(2, e.to_string()))?;
+    .map_err(|e| NetError::new(2, e.to_string()))?;
     let flavour = match &args.mpi {
-        Some(name) => parse_flavour("--mpi", name).map_err(|e| Failure::new(2, e))?,
+        Some(name) => parse_flavour("--mpi", name).map_err(|e| NetError::new(2, e))?,
         None => match detect_flavour() {
             Ok((f, _)) => f,
-            Err(DetectError::BadName(e)) => return Err(Failure::new(2, e)),
-            Err(DetectError::Undetected(e)) => return Err(Failure::new(1, e)),
+            Err(DetectError::BadName(e)) => return Err(NetError::new(2, e)),
+            Err(DetectError::Undetected(e)) => return Err(NetError::new(1, e)),
         },
     };
     let host = discover(args.sysfs.as_deref())?;
@@ -134,7 +134,7 @@ fn resolve(args: &SelectionArgs, warn: bool) -> Result<Report, Failure> {
         print();
     }
     if args.network.strict && !warnings.is_empty() {
-        return Err(Failure::new(
+        return Err(NetError::new(
             2,
             format!(
                 "--strict: {} of {selection} {} nothing on host {} (see the warnings above); fix the list or drop --strict",
@@ -150,7 +150,7 @@ fn resolve(args: &SelectionArgs, warn: bool) -> Result<Report, Failure> {
         if !warn {
             print();
         }
-        Failure::from(e)
+        NetError::from(e)
     })
 }
 
@@ -162,6 +162,6 @@ fn plural(n: usize, one: &str, many: &str) -> String {
     }
 }
 
-fn to_json<T: serde::Serialize>(v: &T) -> Result<String, Failure> {
-    serde_json::to_string_pretty(v).map_err(|e| Failure::new(1, format!("cannot write JSON: {e}")))
+fn to_json<T: serde::Serialize>(v: &T) -> Result<String, NetError> {
+    serde_json::to_string_pretty(v).map_err(|e| NetError::new(1, format!("cannot write JSON: {e}")))
 }
