@@ -13,7 +13,7 @@ MPIS := openmpi4 mpich4 openmpi5 mpich5 intelmpi
 MPI ?=
 # The crates whose tests launch MPI jobs; the rest does not depend on the MPI in use and
 # is tested once, with Open MPI 4.
-MPI_CRATES := -p xmpi -p mpiio -p sqmr -p beffio -p netns -p slurmtest
+MPI_CRATES := -p benchkit -p mpiio -p sqmr -p beffio -p netns -p slurmtest
 
 .PHONY: deps build demo demo-gluster bench-gluster test test-mpi-free lint bench reframe $(addprefix test-,$(MPIS)) $(addprefix build-,$(MPIS))
 

@@ -10,7 +10,7 @@ fn main() {
     }) = &options
     {
         // No MPI for cleaning up; under a launcher only its first task cleans.
-        let task = xmpi::launch::launched(&|k| std::env::var(k).ok()).and_then(|l| l.task);
+        let task = benchkit::launch::launched(&|k| std::env::var(k).ok()).and_then(|l| l.task);
         std::process::exit(match task {
             Some(t) if t > 0 => 0,
             _ => beffio::run::rundir::clean_command(dir),
@@ -20,7 +20,7 @@ fn main() {
         Ok(o) => o.network.lists(),
         Err(_) => (None, None),
     };
-    let (mpi, network) = xmpi::start("b_eff_io", enable, disable);
+    let (mpi, network) = benchkit::start("b_eff_io", enable, disable);
     let code = beffio::run::run(&mpi.world(), args, network);
     mpi.exit(code)
 }

@@ -56,7 +56,7 @@ impl Outputs {
     /// reserved so far are released again, and the failure carries the exit code
     /// (2, [`Exit::Usage`], for a name that exists or is taken, 1 for an I/O error) and
     /// the message.
-    pub fn reserve(opts: &Options) -> Result<Outputs, xmpi::Failure> {
+    pub fn reserve(opts: &Options) -> Result<Outputs, benchkit::Failure> {
         let mut wanted: Vec<(&'static str, Kind, PathBuf)> = Vec::new();
         if let Some(p) = &opts.json {
             wanted.push(("--json", Kind::Json, p.clone()));
@@ -76,7 +76,7 @@ impl Outputs {
                 } else {
                     Exit::Failure.code()
                 };
-                xmpi::Failure::new(code, format!("b_eff_io: error: {option} {e}"))
+                benchkit::Failure::new(code, format!("b_eff_io: error: {option} {e}"))
             })?;
             if let Some(notice) = file.replaced_notice() {
                 eprintln!("b_eff_io: warning: {option}: {notice}");
@@ -113,11 +113,11 @@ impl Outputs {
 
 /// A failed write of the text report to standard output, as every rank will leave with
 /// it: one line (none for a closed pipe), exit code 1 (141 for a closed pipe).
-pub fn stdout_failure(e: &std::io::Error) -> xmpi::Failure {
+pub fn stdout_failure(e: &std::io::Error) -> benchkit::Failure {
     let message = outfile::stdout::message(e)
         .map(|m| format!("b_eff_io: error: {m}"))
         .unwrap_or_default();
-    xmpi::Failure::new(outfile::stdout::exit_code(e), message)
+    benchkit::Failure::new(outfile::stdout::exit_code(e), message)
 }
 
 #[cfg(test)]

@@ -499,7 +499,7 @@ struct Cgroup {
 impl Cgroup {
     fn create(limit: u64) -> Result<Cgroup, String> {
         let own = std::fs::read_to_string("/proc/self/cgroup").map_err(|e| e.to_string())?;
-        let parsed = xmpi::memory::parse_own_cgroups(&own);
+        let parsed = benchkit::memory::parse_own_cgroups(&own);
         let name = format!("beffio-test-{}", std::process::id());
         let (dir, file) = match (&parsed.v1_memory, &parsed.v2) {
             (Some(path), _) if Path::new("/sys/fs/cgroup/memory").is_dir() => (

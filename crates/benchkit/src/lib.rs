@@ -1,17 +1,50 @@
-//! What every xylem benchmark binary is built from, so that they behave alike:
+//! What every xylem benchmark binary is built from, so that they behave alike.
 //!
+//! Without MPI (the benchmarks' MPI-free cores use these too):
 //! - [`exit`]: one exit-code type (0, 1, 2, 3, 5, 128 + signal) with its meaning;
 //! - [`size`]: one grammar for byte counts on the command line (`4096`, `64K`, `64MiB`,
 //!   `1.5G`), with the ranges each option takes;
 //! - [`network`]: one definition of `--enable`, `--disable` and `--strict`;
 //! - [`progress`]: progress on standard error, live on a terminal, plain lines otherwise.
 //!
-//! Nothing here needs MPI: the benchmarks' MPI-free cores (options, plans, documents)
-//! use it as their MPI execution does.
+//! With the default `mpi` feature, the MPI side of a benchmark's life:
+//! - [`start`]: network selection into the environment before `MPI_Init`
+//!   ([`network::apply`]), then MPI; [`Mpi::exit`] finalizes and leaves with a code;
+//! - [`agree`](mod@agree): one verdict on a check that may fail on some ranks only, the
+//!   lowest failing rank's message printed once, every rank leaving with the same code;
+//!   [`network::agree_selection`] does it for the network selection, across hosts;
+//! - [`launch`] stops silent singletons (a launcher's N tasks, each a world of 1);
+//! - [`memory`] checks per node what the ranks are about to allocate against the node's
+//!   `MemAvailable` and the job's memory cgroup limit;
+//! - [`interrupt`] and [`panic`]: SIGINT/SIGTERM and panics as agreed exits;
+//! - [`constants`]: MPI constants the `mpi` crate does not export (`MPI_BYTE`).
+//!
+//! The output-file layer every binary shares is the `outfile` crate (no MPI either).
 
 pub mod exit;
 pub mod network;
 pub mod progress;
 pub mod size;
 
+#[cfg(feature = "mpi")]
+pub mod agree;
+#[cfg(feature = "mpi")]
+pub mod constants;
+#[cfg(feature = "mpi")]
+pub mod interrupt;
+#[cfg(feature = "mpi")]
+pub mod launch;
+#[cfg(feature = "mpi")]
+pub mod memory;
+#[cfg(feature = "mpi")]
+pub mod panic;
+#[cfg(feature = "mpi")]
+pub mod start;
+
+#[cfg(feature = "mpi")]
+pub use agree::{agree, agree_message, gather_strings, max_all, sum_all, Agreed, Failure};
 pub use exit::Exit;
+#[cfg(feature = "mpi")]
+pub use start::{
+    library_summary, library_version, processor_name, start, wtime, AlreadyInitialized, Mpi,
+};

@@ -7,7 +7,7 @@
 use std::io::Write;
 use std::time::Duration;
 
-use place::{Layout, Mpi, Request, Shape};
+use place::{Layout, Mpi, Request, Topology};
 use slurmtest::{sibling_binary, Cluster, Config, Installation, StartError};
 
 #[test]
@@ -36,7 +36,7 @@ fn sqmr_on_sixteen_nodes() {
         Err(e) => panic!("{e}"),
     };
     let layout = Layout::plan(&Request {
-        shape: Shape {
+        shape: Topology {
             num_cores,
             num_nbors: 1,
         },

@@ -1,15 +1,15 @@
 //! One run of `sqmr`, from parsed options to the last row.
 //!
-//! Every check that can fail is agreed on by all ranks ([`xmpi::agree`]) before the next
+//! Every check that can fail is agreed on by all ranks ([`benchkit::agree`]) before the next
 //! collective step, so that all of them report through rank 0 (or the first failing rank)
 //! and leave together with the same exit code.
 
 use std::path::PathBuf;
 
+use benchkit::{agree, Agreed, Failure};
 use mpi::collective::SystemOperation;
 use mpi::topology::{Communicator, SimpleCommunicator};
 use mpi::traits::*;
-use xmpi::{agree, Agreed, Failure};
 
 use crate::config::{Config, HostLimits};
 use crate::exec::buffers::PAGE;
@@ -29,7 +29,7 @@ use benchkit::Exit;
 pub fn run(
     world: &SimpleCommunicator,
     parsed: Result<Options, clap::Error>,
-    network: xmpi::network::Outcome,
+    network: benchkit::network::Outcome,
 ) -> Result<(), Agreed> {
     let rank = world.rank();
     let options = match parsed {
@@ -48,7 +48,7 @@ pub fn run(
         }
     };
     // The selection: agreed, checked across hosts (warnings, or errors with --strict).
-    let network = xmpi::network::agree_selection(world, network, options.network.strict, "")?
+    let network = benchkit::network::agree_selection(world, network, options.network.strict, "")?
         .map(|applied| applied.summary);
     let limits = HostLimits {
         available_bytes: crate::host::memory_available(),
@@ -65,7 +65,7 @@ pub fn run(
     // What each rank is about to allocate, summed over the ranks of each node, against
     // the node's MemAvailable and the job's memory cgroup: refused before allocating.
     let need = u64::try_from(config.rank_bytes(rank as usize, limits)).unwrap_or(u64::MAX);
-    let fits = xmpi::memory::agree_fits(world, need).map_err(|m| {
+    let fits = benchkit::memory::agree_fits(world, need).map_err(|m| {
         Failure::new(
             Exit::Usage.code(),
             format!("ERROR {m}; lower --win_size or --max_msgsize"),
@@ -80,7 +80,7 @@ pub fn run(
     let (mut json, mut csv) = agree(world, files)?;
 
     let started = chrono::Local::now();
-    let hosts = xmpi::gather_strings(world, 0, &xmpi::processor_name());
+    let hosts = benchkit::gather_strings(world, 0, &benchkit::processor_name());
     let topology = Topology {
         num_cores: config.num_cores,
         num_nbors: config.num_nbors,
@@ -88,7 +88,7 @@ pub fn run(
     let mut document = hosts.map(|hosts| {
         let placement = Placement::check(&topology, &hosts);
         let environment = Environment {
-            mpi_library: xmpi::library_version(),
+            mpi_library: benchkit::library_version(),
             ranks: hosts.len(),
             core_hosts: hosts[..config.num_cores].to_vec(),
             hosts,
@@ -111,7 +111,7 @@ pub fn run(
     agree(world, begun)?;
 
     // SIGINT/SIGTERM: every rank stops after the same size, the files keep what was done.
-    let interrupt = xmpi::interrupt::Interrupt::install("sqmr");
+    let interrupt = benchkit::interrupt::Interrupt::install("sqmr");
     let corrupt = options.corrupt_one_message && rank as usize == config.num_cores;
     let mut runner = Runner::new(world, &config, corrupt);
     let plan = config.plan();
@@ -146,12 +146,12 @@ pub fn run(
                 eprintln!(
                     "ERROR interrupted by {} (signal {signal}): stopped after message size {}; \
                      the --json and --csv files keep the sizes measured so far",
-                    xmpi::interrupt::name(signal),
+                    benchkit::interrupt::name(signal),
                     step.msgsize
                 );
             }
             return Err(Agreed {
-                code: xmpi::interrupt::exit_code(signal),
+                code: benchkit::interrupt::exit_code(signal),
             });
         }
     }
@@ -199,7 +199,7 @@ fn postscript(doc: &Document, config: &Config) -> String {
     let mut out = format!(
         "# xylem sqmr {}, {}\n",
         env!("CARGO_PKG_VERSION"),
-        xmpi::library_summary()
+        benchkit::library_summary()
     );
     if let Some(network) = &doc.network_selection {
         out += &format!("# network selection (rank 0's host): {network}\n");

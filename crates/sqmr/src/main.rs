@@ -7,7 +7,7 @@ fn main() {
         Ok(o) => o.network.lists(),
         Err(_) => (None, None),
     };
-    let (mpi, network) = xmpi::start("sqmr", enable, disable);
+    let (mpi, network) = benchkit::start("sqmr", enable, disable);
     let code = match sqmr::app::run(&mpi.world(), options, network) {
         Ok(()) => 0,
         Err(agreed) => agreed.code,

@@ -1,5 +1,5 @@
 //! A panic on one rank ends the whole job with one message, instead of leaving the other
-//! ranks waiting in a collective (xmpi's panic hook calls `MPI_Abort`). The hook's test
+//! ranks waiting in a collective (benchkit's panic hook calls `MPI_Abort`). The hook's test
 //! switch `XYLEM_TEST_PANIC_RANK` makes rank 1 panic right after start-up, while rank 0
 //! goes on into the first collective.
 

@@ -1,6 +1,5 @@
 //! The MPI-IO calls of each pattern type (spec §3) and the time-driven loop (spec §4).
 
-use super::agree::{agree, max_all, sum_all};
 use super::progress::Progress;
 use crate::batch::BatchPlanner;
 use crate::hints::{before_pattern, FileHints, Hint, Hints, PatternHints};
@@ -9,6 +8,7 @@ use crate::patterns::{Pattern, PatternType, Role};
 use crate::results::{patterns_time_s, PatternResult, PosixBaseline, TypeTotal};
 use crate::schedule::{pattern_time, Access};
 use crate::segment::SegmentPlan;
+use benchkit::{agree_message as agree, max_all, sum_all};
 use mpi::topology::SimpleCommunicator;
 use mpi::traits::*;
 use mpiio::{AccessMode, Datatype, File, Whence};
@@ -154,7 +154,7 @@ fn context(access: Access, p: &Pattern) -> String {
 
 /// Collective, before any buffer is allocated: whether the buffers of the ranks of each
 /// node fit in what the node gives (`MemAvailable`, the memory cgroup limit;
-/// [`xmpi::memory`]). Ranks beyond the largest of `partitions` allocate nothing. On a
+/// [`benchkit::memory`]). Ranks beyond the largest of `partitions` allocate nothing. On a
 /// shortage rank 0 says so, naming the host and both figures, and every rank gets
 /// `Some(2)`.
 pub fn refuse_short_memory(
@@ -169,7 +169,7 @@ pub fn refuse_short_memory(
     } else {
         0
     };
-    let shortage = xmpi::memory::agree_fits(world, need).err()?;
+    let shortage = benchkit::memory::agree_fits(world, need).err()?;
     if world.rank() == 0 {
         eprintln!(
             "b_eff_io: error: not enough memory for the buffers ({} bytes per process, \

@@ -19,9 +19,9 @@ use mpi::traits::*;
 use nix::fcntl::{fcntl, FcntlArg};
 use nix::libc;
 
-use super::agree::agree;
 use super::broadcast_bytes_from;
 use crate::filesystem::{mount_of, FileSystem, Mount, Probe};
+use benchkit::agree_message as agree;
 
 /// The probe file's name in the run directory.
 const PROBE: &str = ".fsprobe";
@@ -46,7 +46,7 @@ fn first_rank(world: &SimpleCommunicator, local: bool) -> Option<(usize, String)
     if first == size {
         return None;
     }
-    let name = broadcast_bytes_from(world, first, xmpi::processor_name().as_bytes());
+    let name = broadcast_bytes_from(world, first, benchkit::processor_name().as_bytes());
     Some((first as usize, String::from_utf8_lossy(&name).into_owned()))
 }
 

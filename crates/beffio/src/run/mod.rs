@@ -1,7 +1,6 @@
 //! The execution layer: start-up, run directory, partitions, the three access methods,
 //! collective error handling and the reports.
 
-pub mod agree;
 pub mod cache;
 pub mod exec;
 pub mod fsprobe;
@@ -19,7 +18,7 @@ use crate::results::{AccessResult, PartitionResult, TypeTotal};
 use crate::schedule::{check_partitions, default_partitions, partition_time, run_time, Access};
 use crate::segment::segment_plan;
 use crate::validity::{invalid_reasons, verdict, ValidityInput};
-use agree::{agree, max_all, sum_all};
+use benchkit::{agree_message as agree, max_all, sum_all};
 use mpi::topology::{Color, SimpleCommunicator};
 use mpi::traits::*;
 use std::path::{Path, PathBuf};
@@ -33,7 +32,7 @@ use benchkit::Exit;
 pub fn run(
     world: &SimpleCommunicator,
     args: Vec<std::ffi::OsString>,
-    network: xmpi::network::Outcome,
+    network: benchkit::network::Outcome,
 ) -> i32 {
     let rank = world.rank();
     let opts = match Options::parse_args(args) {
@@ -45,7 +44,7 @@ pub fn run(
                     .map_err(|e| crate::outputs::stdout_failure(&e)),
                 _ => Ok(()),
             };
-            return xmpi::agree(world, printed).map_or_else(|agreed| agreed.code, |()| 0);
+            return benchkit::agree(world, printed).map_or_else(|agreed| agreed.code, |()| 0);
         }
         Err(e) => {
             if rank == 0 {
@@ -56,7 +55,7 @@ pub fn run(
     };
     // The selection: agreed, checked across hosts (warnings, or errors with --strict).
     if let Err(agreed) =
-        xmpi::network::agree_selection(world, network, opts.network.strict, "b_eff_io: ")
+        benchkit::network::agree_selection(world, network, opts.network.strict, "b_eff_io: ")
     {
         return agreed.code;
     }
@@ -203,10 +202,10 @@ fn load_hints(world: &SimpleCommunicator, opts: &Options) -> Result<Hints, i32> 
     let shown = path.display().to_string();
     let local = match world.rank() {
         0 => read_hints_file(path, &shown)
-            .map_err(|m| xmpi::Failure::new(2, format!("b_eff_io: error: {m}"))),
+            .map_err(|m| benchkit::Failure::new(2, format!("b_eff_io: error: {m}"))),
         _ => Ok(String::new()),
     };
-    let text = xmpi::agree(world, local).map_err(|agreed| agreed.code)?;
+    let text = benchkit::agree(world, local).map_err(|agreed| agreed.code)?;
     let text = String::from_utf8(broadcast_bytes(world, text.as_bytes())).map_err(|_| 2)?;
     // Rank 0 has checked this text; the others parse the same bytes alike.
     let file = parse_hints_file(&shown, &text).map_err(|_| 2)?;
@@ -253,7 +252,7 @@ fn run_checked(
     let mut info = RunInfo {
         version: env!("CARGO_PKG_VERSION").to_string(),
         date: now.to_rfc3339(),
-        host: xmpi::processor_name(),
+        host: benchkit::processor_name(),
         processes: n,
         memory_per_process: memory,
         mpart,
@@ -281,7 +280,7 @@ fn run_checked(
         0 => Outputs::reserve(opts),
         _ => Ok(Outputs::none()),
     };
-    let outputs = match xmpi::agree(world, reserved) {
+    let outputs = match benchkit::agree(world, reserved) {
         Ok(outputs) => outputs,
         Err(agreed) => return Ok(agreed.code),
     };
@@ -385,7 +384,7 @@ fn print_header(
     opts: &Options,
     info: &RunInfo,
     dir: &Path,
-) -> Result<(), xmpi::Agreed> {
+) -> Result<(), benchkit::Agreed> {
     let printed = match world.rank() {
         0 => {
             let total = run_time(opts.time, &info.partitions, world.size() as usize);
@@ -398,7 +397,7 @@ fn print_header(
         }
         _ => Ok(()),
     };
-    xmpi::agree(world, printed)
+    benchkit::agree(world, printed)
 }
 
 fn run_partitions(

@@ -363,7 +363,7 @@ pub fn leftovers(base: &Path, here: &str, proc_root: &Path) -> std::io::Result<V
 
 /// `1.8 GiB (1932735283 bytes)`.
 fn size(bytes: u64) -> String {
-    format!("{}, {bytes} bytes", xmpi::memory::format_bytes(bytes))
+    format!("{}, {bytes} bytes", benchkit::memory::format_bytes(bytes))
 }
 
 /// The line a run prints about something it found in its `--path`.

@@ -37,7 +37,7 @@ impl Window {
             unsafe { (ffi::RSMPI_REQUEST_NULL, ffi::RSMPI_STATUSES_IGNORE) };
         Window {
             comm: comm.as_raw(),
-            datatype: xmpi::constants::byte(),
+            datatype: benchkit::constants::byte(),
             statuses_ignore,
             peers: peers
                 .iter()

@@ -20,7 +20,7 @@ use crate::{Agreed, Failure};
 
 /// The exit code of a selection that cannot be applied, or that `--strict` refuses: bad
 /// input, as for the benchmarks' other options.
-pub const EXIT_CODE: i32 = 2;
+pub const EXIT_CODE: i32 = crate::Exit::Usage.code();
 
 /// What the selection did on this host.
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -25,7 +25,7 @@
 use std::fmt;
 
 /// The exit code of a process that stops because it is a silent singleton.
-pub const EXIT_CODE: i32 = 5;
+pub const EXIT_CODE: i32 = crate::Exit::Singleton.code();
 
 /// Who started the tasks, as far as the environment tells.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

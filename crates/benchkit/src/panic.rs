@@ -6,7 +6,7 @@ use mpi::topology::{Communicator, SimpleCommunicator};
 
 /// The exit code `MPI_Abort` is given after a panic: a failure, as the README's exit codes
 /// say of anything that is neither bad input nor corrupted data.
-pub const EXIT_CODE: i32 = 1;
+pub const EXIT_CODE: i32 = crate::Exit::Failure.code();
 
 /// The environment variable that makes one rank panic right after start-up, for the test
 /// of this hook (its value is the rank).

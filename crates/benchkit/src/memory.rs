@@ -415,7 +415,8 @@ mod tests {
     }
 
     fn fixture(name: &str) -> PathBuf {
-        let root = std::env::temp_dir().join(format!("xmpi-memory-{name}-{}", std::process::id()));
+        let root =
+            std::env::temp_dir().join(format!("benchkit-memory-{name}-{}", std::process::id()));
         let _ = std::fs::remove_dir_all(&root);
         std::fs::create_dir_all(&root).unwrap();
         root

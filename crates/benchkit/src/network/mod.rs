@@ -1,7 +1,14 @@
 //! `--enable`, `--disable` and `--strict`: the network selection every benchmark takes,
-//! declared once (flatten [`NetworkArgs`] into a clap parser).
+//! declared once (flatten [`NetworkArgs`] into a clap parser); with the `mpi` feature also
+//! its application to the environment before `MPI_Init` ([`apply`](fn@apply)) and the
+//! agreement on it across ranks and hosts after ([`agree_selection`]), from `apply.rs`.
 
 use clap::Args;
+
+#[cfg(feature = "mpi")]
+mod apply;
+#[cfg(feature = "mpi")]
+pub use apply::*;
 
 /// The network-selection options of a benchmark.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Args)]
@@ -24,7 +31,7 @@ pub struct NetworkArgs {
 }
 
 impl NetworkArgs {
-    /// The lists as `xmpi::start` (and netsel) take them.
+    /// The lists as [`crate::start`] (and netsel) take them.
     pub fn lists(&self) -> (Option<&str>, Option<&str>) {
         (self.enable.as_deref(), self.disable.as_deref())
     }

@@ -1,0 +1,152 @@
+//! Agreement of all ranks on a check that may fail on some of them only: one verdict,
+//! the same exit code on every rank, the message of the lowest failing rank — printed
+//! where it happened ([`agree`]) or carried to every rank ([`agree_message`], for the
+//! caller to print once) — so that the ranks finalize and leave together instead of
+//! hanging in the next collective. `MPI_Abort` stays the last resort.
+
+use mpi::collective::SystemOperation;
+use mpi::topology::Communicator;
+use mpi::traits::{Root, *};
+
+/// A failure found by a check on one rank: the exit code to leave with and the message to
+/// print on standard error.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Failure {
+    /// Exit code, non-zero.
+    pub code: i32,
+    /// The complete text to print, newline included where wanted.
+    pub message: String,
+}
+
+impl Failure {
+    /// A failure with exit code `code` and message `message`.
+    pub fn new(code: i32, message: impl Into<String>) -> Self {
+        debug_assert!(code != 0, "a failure needs a non-zero exit code");
+        Failure {
+            code,
+            message: message.into(),
+        }
+    }
+}
+
+/// The verdict every rank shares after [`agree`] found a failure somewhere.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Agreed {
+    /// The exit code every rank should leave with (the largest code any rank reported).
+    pub code: i32,
+}
+
+/// Agrees on a check over all ranks of `comm` (a collective call: every rank must call it).
+///
+/// When no rank failed, returns the local value. Otherwise the failing rank with the lowest
+/// number prints its message on standard error (nothing if it is empty) and every rank
+/// gets the same [`Agreed`] exit code, so that all of them can finalize and leave together.
+pub fn agree<T, C: Communicator>(comm: &C, local: Result<T, Failure>) -> Result<T, Agreed> {
+    let my_code: i32 = match &local {
+        Ok(_) => 0,
+        Err(f) => f.code.max(1),
+    };
+    let mut code = 0i32;
+    comm.all_reduce_into(&my_code, &mut code, SystemOperation::max());
+    let local = match local {
+        Ok(value) if code == 0 => return Ok(value),
+        other => other,
+    };
+    let first = lowest_failing(comm, my_code != 0);
+    if let Err(f) = &local {
+        // An empty message stays quiet (a closed standard output pipe, say).
+        if first == Some(comm.rank()) && !f.message.is_empty() {
+            eprint!("{}", f.message);
+            if !f.message.ends_with('\n') {
+                eprintln!();
+            }
+        }
+    }
+    Err(Agreed { code })
+}
+
+/// Gathers one string from every rank of `comm` on rank `root`, in rank order
+/// (a collective call). Returns `Some` on the root, `None` elsewhere. Strings are sent
+/// as fixed-width byte records as wide as the longest one, so nothing is cut.
+pub fn gather_strings<C: Communicator>(comm: &C, root: i32, mine: &str) -> Option<Vec<String>> {
+    let len = i32::try_from(mine.len()).expect("a host name fits in an int");
+    let mut width = 0i32;
+    comm.all_reduce_into(&len, &mut width, SystemOperation::max());
+    let width = usize::try_from(width).expect("the widest string has a non-negative length");
+    if width == 0 {
+        // Nothing to send (and MPI refuses a gather of empty buffers): every rank knows.
+        let size = usize::try_from(comm.size()).expect("a communicator size is positive");
+        return (comm.rank() == root).then(|| vec![String::new(); size]);
+    }
+    let mut record = vec![0u8; width];
+    record[..mine.len()].copy_from_slice(mine.as_bytes());
+    let root_process = comm.process_at_rank(root);
+    if comm.rank() == root {
+        let size = usize::try_from(comm.size()).expect("a communicator size is positive");
+        let mut all = vec![0u8; width * size];
+        root_process.gather_into_root(&record[..], &mut all[..]);
+        Some(
+            all.chunks(width)
+                .map(|chunk| {
+                    let end = chunk.iter().position(|&b| b == 0).unwrap_or(chunk.len());
+                    String::from_utf8_lossy(&chunk[..end]).into_owned()
+                })
+                .collect(),
+        )
+    } else {
+        root_process.gather_into(&record[..]);
+        None
+    }
+}
+
+/// The lowest rank of `comm` on which `failed` holds, `None` when it holds on none
+/// (a collective call).
+fn lowest_failing<C: Communicator>(comm: &C, failed: bool) -> Option<i32> {
+    let mine = if failed { comm.rank() } else { comm.size() };
+    let mut first = comm.size();
+    comm.all_reduce_into(&mine, &mut first, SystemOperation::min());
+    (first < comm.size()).then_some(first)
+}
+
+/// Agrees on a check whose failure is a message (a collective call): `Err` with the
+/// message of the lowest failing rank on every rank if `local` is `Some` on any —
+/// prefixed with `rank N: ` in a job of several ranks, unless it says so already — and
+/// `Ok` on every rank otherwise. The message travels whole, however long.
+pub fn agree_message<C: Communicator>(comm: &C, local: Option<String>) -> Result<(), String> {
+    let Some(first) = lowest_failing(comm, local.is_some()) else {
+        return Ok(());
+    };
+    let text = if comm.rank() == first {
+        local.unwrap_or_default()
+    } else {
+        String::new()
+    };
+    let root = comm.process_at_rank(first);
+    let mut len = u64::try_from(text.len()).unwrap_or(u64::MAX);
+    root.broadcast_into(&mut len);
+    let mut buf = text.into_bytes();
+    buf.resize(usize::try_from(len).unwrap_or(0), 0);
+    if !buf.is_empty() {
+        root.broadcast_into(&mut buf[..]);
+    }
+    let text = String::from_utf8_lossy(&buf).into_owned();
+    Err(if comm.size() > 1 && !text.starts_with("rank ") {
+        format!("rank {first}: {text}")
+    } else {
+        text
+    })
+}
+
+/// The collective maximum of a few values.
+pub fn max_all<C: Communicator, const K: usize>(comm: &C, values: [f64; K]) -> [f64; K] {
+    let mut out = [0.0; K];
+    comm.all_reduce_into(&values[..], &mut out[..], SystemOperation::max());
+    out
+}
+
+/// The collective sum of a count.
+pub fn sum_all<C: Communicator>(comm: &C, value: u64) -> u64 {
+    let mut out = 0u64;
+    comm.all_reduce_into(&value, &mut out, SystemOperation::sum());
+    out
+}

@@ -1,0 +1,135 @@
+//! Start-up: network selection into the environment, then `MPI_Init` ([`start`]);
+//! [`Mpi`] finalizes when dropped and [`Mpi::exit`] leaves with an exit code; the MPI
+//! library's identification and the processor name.
+
+use mpi::topology::{Communicator, SimpleCommunicator};
+
+use crate::{launch, network, panic};
+
+/// A running MPI environment. Finalizes MPI when dropped.
+pub struct Mpi {
+    universe: mpi::environment::Universe,
+}
+
+/// Why MPI could not be started.
+#[derive(Debug)]
+pub struct AlreadyInitialized;
+
+impl std::fmt::Display for AlreadyInitialized {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("MPI was already initialized in this process")
+    }
+}
+
+impl std::error::Error for AlreadyInitialized {}
+
+impl Mpi {
+    /// Calls `MPI_Init`. Everything that must be in the environment before it (network
+    /// selection) has to be set by then.
+    ///
+    /// A task that its launcher counted among N > 1 but that MPI started as a world of
+    /// one (MPICH under `srun --mpi=pmix`, say) does not run on alone: it prints
+    /// [`launch::Singleton`]'s message, finalizes and exits with [`launch::EXIT_CODE`].
+    pub fn init() -> Result<Self, AlreadyInitialized> {
+        let mpi = mpi::initialize()
+            .map(|universe| Mpi { universe })
+            .ok_or(AlreadyInitialized)?;
+        let size = usize::try_from(mpi.world().size()).unwrap_or(0);
+        if let Err(singleton) = launch::check_process(size, &library_version()) {
+            eprintln!("{singleton}");
+            mpi.exit(launch::EXIT_CODE);
+        }
+        Ok(mpi)
+    }
+
+    /// `MPI_COMM_WORLD`.
+    pub fn world(&self) -> SimpleCommunicator {
+        self.universe.world()
+    }
+
+    /// Finalizes MPI, flushes standard output and leaves the process with `code`.
+    pub fn exit(self, code: i32) -> ! {
+        use std::io::Write;
+        let _ = std::io::stdout().flush();
+        drop(self);
+        std::process::exit(code)
+    }
+}
+
+/// The start of every benchmark: applies `--enable/--disable` to this process's
+/// environment (while it has one thread), then starts MPI. The outcome of the selection
+/// is returned, not acted on, so that the ranks can agree on it
+/// ([`network::agree_selection`]); a process that cannot start MPI at all says so as
+/// `program` and leaves.
+pub fn start(
+    program: &str,
+    enable: Option<&str>,
+    disable: Option<&str>,
+) -> (Mpi, network::Outcome) {
+    let network = network::apply(enable, disable);
+    match Mpi::init() {
+        Ok(mpi) => {
+            let rank = mpi.world().rank();
+            panic::install(program, rank);
+            panic::test_panic(rank);
+            (mpi, network)
+        }
+        Err(e) => {
+            eprintln!("{program}: {e}");
+            std::process::exit(1);
+        }
+    }
+}
+
+/// The MPI library's own version string (`MPI_Get_library_version`), trimmed; callable
+/// before `MPI_Init`.
+pub fn library_version() -> String {
+    mpi::environment::library_version()
+        .map(|s| s.trim_end_matches(['\0', '\n', ' ']).to_string())
+        .unwrap_or_else(|_| "unknown MPI library".to_string())
+}
+
+/// A one-line name of the MPI library: the first line of [`library_version`] with its
+/// white space folded, plus the device line where the library prints one (MPICH).
+pub fn library_summary() -> String {
+    summarize_version(&library_version())
+}
+
+fn summarize_version(full: &str) -> String {
+    let fold = |line: &str| line.split_whitespace().collect::<Vec<_>>().join(" ");
+    let mut summary = fold(full.lines().next().unwrap_or(""));
+    if let Some(device) = full
+        .lines()
+        .find(|l| l.trim_start().starts_with("MPICH Device:"))
+    {
+        summary = format!("{summary}, {}", fold(device));
+    }
+    summary
+}
+
+/// This process's MPI processor name (usually the host name).
+pub fn processor_name() -> String {
+    mpi::environment::processor_name().unwrap_or_else(|_| "unknown".to_string())
+}
+
+/// `MPI_Wtime`.
+pub fn wtime() -> f64 {
+    mpi::time()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn version_summaries_are_one_line() {
+        let mpich =
+            "MPICH Version:\t4.0.2\nMPICH Release date:\tThu Apr  7 2022\nMPICH Device:\tch4:ucx\n";
+        assert_eq!(
+            summarize_version(mpich),
+            "MPICH Version: 4.0.2, MPICH Device: ch4:ucx"
+        );
+        let ompi = "Open MPI v4.1.4, package: Debian OpenMPI, ident: 4.1.4, repo rev: v4.1.4, May 26, 2022";
+        assert_eq!(summarize_version(ompi), ompi);
+    }
+}
