@@ -5,6 +5,7 @@ use crate::error::{check, count, Error, Result};
 use crate::info::Info;
 use crate::mode::AccessMode;
 use crate::Offset;
+use bytemuck::AnyBitPattern;
 use mpi::datatype::Equivalence;
 use mpi::ffi;
 use mpi::raw::AsRaw;
@@ -286,13 +287,6 @@ impl File {
         Ok(size)
     }
 
-    /// Resizes the file (`MPI_File_set_size`, collective).
-    pub fn set_size(&mut self, size: Offset) -> Result<()> {
-        // SAFETY: valid open handle.
-        let rc = unsafe { ffi::MPI_File_set_size(self.raw, size) };
-        check(rc, "MPI_File_set_size", &self.name)
-    }
-
     /// Flushes written data to the storage device as far as MPI can (`MPI_File_sync`, collective).
     pub fn sync(&mut self) -> Result<()> {
         // SAFETY: valid open handle.
@@ -315,29 +309,19 @@ impl File {
         self.write_with("MPI_File_write_ordered", ffi::MPI_File_write_ordered, buf)
     }
 
-    /// Independent write at the shared pointer (`MPI_File_write_shared`).
-    pub fn write_shared<T: Equivalence>(&mut self, buf: &[T]) -> Result<()> {
-        self.write_with("MPI_File_write_shared", ffi::MPI_File_write_shared, buf)
-    }
-
     /// Independent read at the individual pointer (`MPI_File_read`).
-    pub fn read<T: Equivalence>(&mut self, buf: &mut [T]) -> Result<()> {
+    pub fn read<T: Equivalence + AnyBitPattern>(&mut self, buf: &mut [T]) -> Result<()> {
         self.read_with("MPI_File_read", ffi::MPI_File_read, buf)
     }
 
     /// Collective read at the individual pointers (`MPI_File_read_all`).
-    pub fn read_all<T: Equivalence>(&mut self, buf: &mut [T]) -> Result<()> {
+    pub fn read_all<T: Equivalence + AnyBitPattern>(&mut self, buf: &mut [T]) -> Result<()> {
         self.read_with("MPI_File_read_all", ffi::MPI_File_read_all, buf)
     }
 
     /// Collective read at the shared pointer in rank order (`MPI_File_read_ordered`).
-    pub fn read_ordered<T: Equivalence>(&mut self, buf: &mut [T]) -> Result<()> {
+    pub fn read_ordered<T: Equivalence + AnyBitPattern>(&mut self, buf: &mut [T]) -> Result<()> {
         self.read_with("MPI_File_read_ordered", ffi::MPI_File_read_ordered, buf)
-    }
-
-    /// Independent read at the shared pointer (`MPI_File_read_shared`).
-    pub fn read_shared<T: Equivalence>(&mut self, buf: &mut [T]) -> Result<()> {
-        self.read_with("MPI_File_read_shared", ffi::MPI_File_read_shared, buf)
     }
 
     /// Independent write at an explicit offset in etypes (`MPI_File_write_at`).
@@ -362,7 +346,7 @@ impl File {
     }
 
     /// Independent read at an explicit offset in etypes (`MPI_File_read_at`).
-    pub fn read_at<T: Equivalence>(&mut self, offset: Offset, buf: &mut [T]) -> Result<()> {
+    pub fn read_at<T: Equivalence + AnyBitPattern>(&mut self, offset: Offset, buf: &mut [T]) -> Result<()> {
         let call = "MPI_File_read_at";
         let n = count(buf.len(), call, &self.name)?;
         let dt = T::equivalent_datatype();
@@ -405,7 +389,7 @@ impl File {
         self.finish(rc, call, status, dt.as_raw(), buf.len())
     }
 
-    fn read_with<T: Equivalence>(
+    fn read_with<T: Equivalence + AnyBitPattern>(
         &mut self,
         call: &'static str,
         f: ReadFn,

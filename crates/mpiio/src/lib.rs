@@ -2,7 +2,21 @@
 //!
 //! - [`File`]: open (with MPI-IO hints or without), close, delete, views, individual and
 //!   shared file pointers, collective, independent and ordered reads and writes, sync,
-//!   size, and the hints the library reports ([`File::info`]).
+//!   size, and the hints the library reports ([`File::info`]). Reads fill their buffer
+//!   with the file's bytes, so they take only plain-data types (`bytemuck::AnyBitPattern`:
+//!   any bytes are a valid value), never `bool`, `char` or references:
+//!
+//! ```compile_fail
+//! fn read_flags(file: &mut mpiio::File, flags: &mut [bool]) {
+//!     file.read(flags).unwrap(); // bool is not AnyBitPattern
+//! }
+//! ```
+//!
+//! ```no_run
+//! fn read_words(file: &mut mpiio::File, words: &mut [u64]) -> mpiio::Result<()> {
+//!     file.read(words)
+//! }
+//! ```
 //! - [`Datatype`]: derived datatypes for file views (contiguous, vector, subarray, resized).
 //! - [`Error`]: every MPI failure carries the failing call, the file name and MPI's own text.
 //!
