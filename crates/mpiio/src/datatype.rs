@@ -133,10 +133,8 @@ impl Datatype {
         let mut raw = MaybeUninit::<ffi::MPI_Datatype>::uninit();
         check(make(raw.as_mut_ptr()), call, CALL_SITE)?;
         // SAFETY: the constructor returned MPI_SUCCESS, so it wrote a valid handle.
-        let mut dt = Datatype {
-            raw: unsafe { raw.assume_init() },
-            owned: true,
-        };
+        let raw = unsafe { raw.assume_init() };
+        let mut dt = Datatype { raw, owned: true };
         // SAFETY: `dt.raw` is a freshly created, not yet committed derived type; if the commit
         // fails, drop frees it.
         let rc = unsafe { ffi::MPI_Type_commit(&mut dt.raw) };

@@ -140,10 +140,8 @@ impl File {
         drop(info);
         check(rc, call, &name)?;
         // SAFETY: MPI_File_open succeeded, so it wrote a valid file handle.
-        let file = File {
-            raw: unsafe { raw.assume_init() },
-            name,
-        };
+        let raw = unsafe { raw.assume_init() };
+        let file = File { raw, name };
         // SAFETY: a valid open file handle and the predefined ERRORS_RETURN handler.
         let rc = unsafe { ffi::MPI_File_set_errhandler(file.raw, ffi::RSMPI_ERRORS_RETURN) };
         check(rc, "MPI_File_set_errhandler", &file.name)?;
@@ -346,7 +344,11 @@ impl File {
     }
 
     /// Independent read at an explicit offset in etypes (`MPI_File_read_at`).
-    pub fn read_at<T: Equivalence + AnyBitPattern>(&mut self, offset: Offset, buf: &mut [T]) -> Result<()> {
+    pub fn read_at<T: Equivalence + AnyBitPattern>(
+        &mut self,
+        offset: Offset,
+        buf: &mut [T],
+    ) -> Result<()> {
         let call = "MPI_File_read_at";
         let n = count(buf.len(), call, &self.name)?;
         let dt = T::equivalent_datatype();

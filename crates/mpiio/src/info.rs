@@ -87,9 +87,8 @@ impl Info {
         check(rc, "MPI_Info_create", file)?;
         // SAFETY: MPI_Info_create succeeded, so it wrote a valid handle; from here on drop
         // frees it.
-        let info = Info {
-            raw: unsafe { raw.assume_init() },
-        };
+        let raw = unsafe { raw.assume_init() };
+        let info = Info { raw };
         for (key, value) in &pairs {
             // SAFETY: `info.raw` is a valid info handle; `key` and `value` are
             // NUL-terminated strings within MPI's length limits (check_hint) that outlive

@@ -166,7 +166,6 @@ fn half_width_percent(low: f64, high: f64, median: f64) -> Option<f64> {
     (median > 0.0 && p.is_finite()).then_some(p)
 }
 
-/// What ended the repeats at one size.
 /// What one size gave on rank 0: every sample's core times, and why the repeats ended.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Measured {
@@ -178,6 +177,7 @@ pub struct Measured {
     pub wall_s: f64,
 }
 
+/// What ended the repeats at one size.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 pub enum Stop {
     /// `--repeat K` samples were taken.
