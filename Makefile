@@ -82,9 +82,12 @@ reframe: deps
 	done; \
 	echo "make reframe: performance log in results/reframe/perflogs/" >&2
 
+## Formatting, clippy, the MSRV (scripts/check-msrv.sh) and the documents' links.
 lint:
 	$(CARGO) fmt --all -- --check
 	$(CARGO) clippy --workspace --all-targets -- -D warnings
+	@scripts/check-msrv.sh
+	@scripts/check-links.py
 
 test-openmpi4: deps
 	@start=$$(date +%s); \

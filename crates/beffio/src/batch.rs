@@ -1,4 +1,4 @@
-//! The geometric batch planner for time-driven patterns (spec §4, the paper's proposed fix).
+//! The geometric batch planner for time-driven patterns (the paper's proposed fix).
 //!
 //! Between two global checks a pattern runs a batch of calls; batches grow 1, 2, 4, … and
 //! are capped by how many calls the measured rate says still fit, so a pattern costs

@@ -1,4 +1,4 @@
-//! The b_eff_io figures (spec §5): the paper's U-weighted mean and the 2.1 formula.
+//! The b_eff_io figures: the paper's U-weighted mean and the 2.1 formula.
 
 use crate::results::{AccessResult, PartitionResult, PatternResult};
 use crate::schedule::Access;

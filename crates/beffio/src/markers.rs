@@ -1,4 +1,4 @@
-//! Chunk markers (spec §7): the first and last 8 bytes of every chunk encode the access
+//! Chunk markers: the first and last 8 bytes of every chunk encode the access
 //! method, pattern, rank and the chunk's sequence number; read checks them.
 
 use crate::schedule::Access;

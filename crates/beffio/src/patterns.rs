@@ -1,4 +1,4 @@
-//! The 43-pattern table of b_eff_io (spec §2) and the MPART rule.
+//! The 43-pattern table of b_eff_io and the MPART rule.
 
 use crate::units::{GB, KB, MB};
 use serde::Serialize;
@@ -10,7 +10,7 @@ pub const U_TOTAL: u32 = 64;
 /// Number of pattern types.
 pub const TYPE_COUNT: usize = 5;
 
-/// The five pattern types (spec §2, §3).
+/// The five pattern types.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize)]
 pub enum PatternType {
     /// 0: strided, one shared file, each rank owns every n-th chunk; collective calls.

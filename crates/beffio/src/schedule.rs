@@ -1,4 +1,4 @@
-//! Partitions and time budgets (spec §4).
+//! Partitions and time budgets.
 
 use crate::patterns::U_TOTAL;
 

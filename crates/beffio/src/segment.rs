@@ -1,4 +1,4 @@
-//! The segment size of types 3 and 4 from the write counts of types 0–2 (spec §4).
+//! The segment size of types 3 and 4 from the write counts of types 0–2.
 
 use crate::patterns::{chunk_column, Pattern, PatternType};
 use crate::units::MB;

@@ -1,4 +1,4 @@
-//! VALID / NOT VALID and the page-cache ratio (spec §6).
+//! VALID / NOT VALID and the page-cache ratio.
 
 /// The shortest scheduled time of the full partition that can give a valid run (seconds).
 pub const MIN_VALID_TIME_S: f64 = 600.0;

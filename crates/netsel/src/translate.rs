@@ -1,4 +1,4 @@
-//! Translation of a resolution into the settings of one MPI flavour (spec §3).
+//! Translation of a resolution into the settings of one MPI flavour.
 //!
 //! The runtime control path (Open MPI's `oob_tcp_if_include`, PRRTE's `prte_if_include`,
 //! Hydra's `HYDRA_IFACE`) is deliberately NOT steered: the selection is about the data

@@ -4,7 +4,7 @@
 
 use std::time::Duration;
 
-use place::{Layout, Mpi, Request, Shape};
+use place::{Layout, Mpi, Request, Topology};
 use slurmtest::{cluster_or_skip, sibling_binary, Cluster, Family, Installation, Job};
 
 /// Every srun of these tests ends within this.
@@ -141,7 +141,7 @@ fn sqmr_one_core_one_neighbour_on_two_nodes() {
 /// crate's host file and command line, unchanged.
 fn placed_sqmr(cluster: &Cluster, num_cores: usize, num_nbors: usize) -> (Job, Vec<String>) {
     let layout = Layout::plan(&Request {
-        shape: Shape {
+        shape: Topology {
             num_cores,
             num_nbors,
         },

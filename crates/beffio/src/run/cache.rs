@@ -1,5 +1,5 @@
 //! `--drop-cache`: asks the kernel to forget the benchmark files' cached pages, so that the
-//! read that follows has to fetch them from the file system (spec §6).
+//! read that follows has to fetch them from the file system.
 
 use std::os::fd::AsRawFd;
 use std::path::Path;

@@ -1,4 +1,4 @@
-//! The MPI-IO calls of each pattern type (spec §3) and the time-driven loop (spec §4).
+//! The MPI-IO calls of each pattern type and the time-driven loop.
 
 use super::progress::Progress;
 use crate::batch::BatchPlanner;
