@@ -29,7 +29,7 @@ pub const EXIT_CODE: i32 = crate::Exit::Singleton.code();
 
 /// Who started the tasks, as far as the environment tells.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Launcher {
+pub enum StartedBy {
     /// Slurm's `srun`.
     Srun,
     /// Open MPI's `mpirun`/`mpiexec`.
@@ -44,7 +44,7 @@ pub enum Launcher {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Launched {
     /// The launcher.
-    pub launcher: Launcher,
+    pub started_by: StartedBy,
     /// The variable that gave the count.
     pub variable: &'static str,
     /// Tasks started.
@@ -96,20 +96,20 @@ fn number(env: &dyn Fn(&str) -> Option<String>, name: &str) -> Option<usize> {
 /// (a variable's value by name; `std::env::var(..).ok()` in a real process). `None`
 /// when nothing says this process is one of several tasks.
 pub fn launched(env: &dyn Fn(&str) -> Option<String>) -> Option<Launched> {
-    let mpi_launchers: [(&'static str, Launcher, &'static str); 4] = [
+    let mpi_launchers: [(&'static str, StartedBy, &'static str); 4] = [
         (
             "OMPI_COMM_WORLD_SIZE",
-            Launcher::OpenMpiRun,
+            StartedBy::OpenMpiRun,
             "OMPI_COMM_WORLD_RANK",
         ),
-        ("PMI_SIZE", Launcher::Pmi, "PMI_RANK"),
-        ("PMIX_SIZE", Launcher::Pmix, "PMIX_RANK"),
-        ("MPI_UNIVERSE_SIZE", Launcher::Pmi, "PMI_RANK"),
+        ("PMI_SIZE", StartedBy::Pmi, "PMI_RANK"),
+        ("PMIX_SIZE", StartedBy::Pmix, "PMIX_RANK"),
+        ("MPI_UNIVERSE_SIZE", StartedBy::Pmi, "PMI_RANK"),
     ];
-    for (variable, launcher, rank) in mpi_launchers {
+    for (variable, started_by, rank) in mpi_launchers {
         if let Some(tasks) = number(env, variable) {
             return Some(Launched {
-                launcher,
+                started_by,
                 variable,
                 tasks,
                 task: number(env, rank),
@@ -123,7 +123,7 @@ pub fn launched(env: &dyn Fn(&str) -> Option<String>) -> Option<Launched> {
     for variable in ["SLURM_STEP_NUM_TASKS", "SLURM_NTASKS"] {
         if let Some(tasks) = number(env, variable) {
             return Some(Launched {
-                launcher: Launcher::Srun,
+                started_by: StartedBy::Srun,
                 variable,
                 tasks,
                 task: Some(task),
@@ -159,7 +159,7 @@ pub fn check_process(world_size: usize, library_version: &str) -> Result<(), Sin
 
 impl Singleton {
     fn fix(&self) -> String {
-        let srun = self.launched.launcher == Launcher::Srun || self.srun_plugin.is_some();
+        let srun = self.launched.started_by == StartedBy::Srun || self.srun_plugin.is_some();
         let plugin = match &self.srun_plugin {
             Some(p) => format!(" (this srun used --mpi={p})"),
             None => String::new(),
@@ -196,11 +196,11 @@ impl Singleton {
 
 impl fmt::Display for Singleton {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        let who = match self.launched.launcher {
-            Launcher::Srun => "srun",
-            Launcher::OpenMpiRun => "Open MPI's mpirun",
-            Launcher::Pmi => "the PMI launcher",
-            Launcher::Pmix => "the PMIx launcher",
+        let who = match self.launched.started_by {
+            StartedBy::Srun => "srun",
+            StartedBy::OpenMpiRun => "Open MPI's mpirun",
+            StartedBy::Pmi => "the PMI launcher",
+            StartedBy::Pmix => "the PMIx launcher",
         };
         let task = match self.launched.task {
             Some(t) => format!("task {t} of {}", self.launched.tasks),
@@ -264,7 +264,7 @@ mod tests {
     fn mpich_under_srun_pmix_is_caught_on_every_task_with_the_fix() {
         for procid in ["0", "3"] {
             let e = check_pairs(1, MPICH, &srun_task(procid, "pmix")).unwrap_err();
-            assert_eq!(e.launched.launcher, Launcher::Srun);
+            assert_eq!(e.launched.started_by, StartedBy::Srun);
             assert_eq!(e.launched.variable, "SLURM_STEP_NUM_TASKS");
             let text = e.to_string();
             assert!(text.contains("srun started 4 tasks"), "{text}");
