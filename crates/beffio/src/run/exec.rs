@@ -36,16 +36,16 @@ pub struct Partition<'a> {
     pub every_call: bool,
     /// The factor on rewrite's and read's budgets (1; less only in tests).
     pub reread_budget: f64,
-    /// `--posix-baseline`: `Some` when asked for, holding the measurement once made.
-    pub posix_baseline: Option<Option<PosixBaseline>>,
+    /// `--posix-baseline`: whether asked for, and the measurement once made.
+    pub posix_baseline: Baseline,
     /// Signal number received, 0 if none.
     pub signal: Arc<AtomicUsize>,
     /// Write buffer (MPART bytes).
     pub wbuf: Vec<u64>,
     /// Read buffer (MPART bytes).
     pub rbuf: Vec<u64>,
-    /// Sync seconds and bytes written so far, to budget the next sync.
-    pub sync_seen: (f64, u64),
+    /// The syncs of the writes so far, to budget the next sync.
+    pub sync_seen: SyncSeen,
     /// Progress reporter (rank 0 prints).
     pub progress: Progress,
     /// The MPI-IO hints to give (`--hint`, `-i`).
@@ -72,6 +72,93 @@ struct Open {
     hints: Option<FileHints>,
     /// Keys that a pattern's own hints changed from their values at open.
     changed: Vec<String>,
+}
+
+/// `--posix-baseline` through a partition's run: not asked for, asked for and not yet
+/// measured, or measured.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum Baseline {
+    /// Not asked for.
+    Off,
+    /// Asked for; measured after the first write of type 2's largest chunk.
+    Wanted,
+    /// The measurement.
+    Measured(PosixBaseline),
+}
+
+impl Baseline {
+    /// `Wanted` when `asked`, else `Off`.
+    pub fn asked(asked: bool) -> Self {
+        if asked {
+            Baseline::Wanted
+        } else {
+            Baseline::Off
+        }
+    }
+
+    /// The measurement, once made.
+    pub fn measured(self) -> Option<PosixBaseline> {
+        match self {
+            Baseline::Measured(b) => Some(b),
+            Baseline::Off | Baseline::Wanted => None,
+        }
+    }
+}
+
+/// The closing syncs of the writes so far: their seconds and the bytes they followed,
+/// from which the next write's budget expects its own sync.
+#[derive(Debug, Clone, Copy, Default, PartialEq)]
+pub struct SyncSeen {
+    seconds: f64,
+    bytes: u64,
+}
+
+impl SyncSeen {
+    /// Counts a sync of `seconds` after `bytes` written.
+    fn add(&mut self, seconds: f64, bytes: u64) {
+        self.seconds += seconds;
+        self.bytes += bytes;
+    }
+
+    /// The seconds a sync after `bytes` should take at the rate seen so far (0 before
+    /// any).
+    fn expected_s(&self, bytes: u64) -> f64 {
+        if self.bytes == 0 {
+            0.0
+        } else {
+            self.seconds / self.bytes as f64 * bytes as f64
+        }
+    }
+}
+
+/// What one pattern's calls gave on this rank, while its time-driven loop runs.
+#[derive(Debug, Default)]
+struct Tally {
+    /// Calls made (or passed over after a failure).
+    done: u64,
+    /// The first failed call's message.
+    first_error: Option<String>,
+    /// Data errors found reading.
+    data_errors: u64,
+    /// The first `-e` of them, named.
+    details: Vec<DataError>,
+    /// Global termination checks made.
+    checks: u64,
+    /// Seconds spent in them.
+    check_s: f64,
+}
+
+/// One rank's times of a pattern, before the slowest rank's are taken.
+#[derive(Debug, Clone, Copy)]
+struct LocalTimes {
+    /// Barrier to barrier.
+    time_s: f64,
+    /// In the closing sync.
+    sync_s: f64,
+    /// In the calls, without the checks.
+    io_s: f64,
+    /// In the termination checks.
+    check_s: f64,
 }
 
 /// The bytes each rank allocates for its buffers: the write and the read buffer of MPART
@@ -418,12 +505,12 @@ impl Partition<'_> {
                 self.skip_calls(&mut open, &p, skipped)?;
             }
             let largest = p.chunk == self.table[1].chunk && p.role == Role::Measured;
-            if matches!(self.posix_baseline, Some(None))
+            if self.posix_baseline == Baseline::Wanted
                 && access == Access::Write
                 && ptype == PatternType::Separate
                 && largest
             {
-                self.posix_baseline = Some(Some(self.posix_write(&r)?));
+                self.posix_baseline = Baseline::Measured(self.posix_write(&r)?);
             }
             self.progress.pattern(self.comm.size() as usize, access, &r);
             results.push(r);
@@ -519,6 +606,9 @@ impl Partition<'_> {
         })
     }
 
+    /// Runs pattern `p` under `access`: its view (strided types), its calls as the time
+    /// budget allows, the steps that end it, and its result. Collective; every rank makes
+    /// the same collective calls in the same order, failures agreed on before the next.
     fn run_pattern(
         &mut self,
         open: &mut Open,
@@ -526,32 +616,65 @@ impl Partition<'_> {
         access: Access,
         calls: Calls,
     ) -> Result<PatternResult, String> {
-        let (n, rank) = (self.n(), self.rank());
-        let words = (p.memory / 8) as usize;
-        let chunk_words = (p.chunk / 8) as usize;
-        let per_call = p.chunks_per_call();
-        let strided = self.strided(p.ptype);
-        if strided {
-            let u = Datatype::of::<u64>();
-            let filetype = Datatype::contiguous(chunk_words, &u)
-                .and_then(|c| c.resized(0, (n * p.chunk) as isize));
-            let made = filetype.as_ref().err().map(|e| self.io_message(e.clone()));
-            agree(self.comm, made)?;
-            if let Ok(ft) = &filetype {
-                let view = open
-                    .file
-                    .set_view((open.base + rank as u64 * p.chunk) as i64, &u, ft);
-                agree(self.comm, view.err().map(|e| self.io_message(e)))?;
-            }
+        if self.strided(p.ptype) {
+            self.set_strided_view(open, &p)?;
         }
+        let (budget, planner) = self.batch_planner(&p, access);
+        // The library's own lines on standard error wait until the pattern is over.
+        let quiet =
+            super::quiet::Capture::start(format!("rank {}, {}", self.rank(), context(access, &p)));
+        self.comm.barrier();
+        let t0 = mpi::time();
+        let mut tally = self.time_driven_calls(&mut open.file, &p, access, calls, planner, t0);
+        let io_s = mpi::time() - t0 - tally.check_s;
+        let failure = tally.first_error.take();
+        let (time_s, sync_s) = self.end_pattern(open, &p, access, t0, tally.done, failure)?;
+        if let Some(q) = quiet {
+            q.finish();
+        }
+        let local = LocalTimes {
+            time_s,
+            sync_s,
+            io_s,
+            check_s: tally.check_s,
+        };
+        let r = self.pattern_result(p, access, budget, &tally, local);
+        self.note_for_next_patterns(open, access, &r);
+        Ok(r)
+    }
+
+    /// The view of a strided type (0, and 1 with `--noshared`) for pattern `p`
+    /// (collective): from the type's base on, each rank sees its own chunk of every `n`
+    /// chunks.
+    fn set_strided_view(&self, open: &mut Open, p: &Pattern) -> Result<(), String> {
+        let chunk_words = (p.chunk / 8) as usize;
+        let u = Datatype::of::<u64>();
+        let filetype = Datatype::contiguous(chunk_words, &u)
+            .and_then(|c| c.resized(0, (self.n() * p.chunk) as isize));
+        let made = filetype.as_ref().err().map(|e| self.io_message(e.clone()));
+        agree(self.comm, made)?;
+        if let Ok(ft) = &filetype {
+            let view =
+                open.file
+                    .set_view((open.base + self.rank() as u64 * p.chunk) as i64, &u, ft);
+            agree(self.comm, view.err().map(|e| self.io_message(e)))?;
+        }
+        Ok(())
+    }
+
+    /// Pattern `p`'s time budget (seconds; rewrite's and read's scaled by
+    /// `reread_budget`) and the planner of its batches, which expects each call of a
+    /// write or rewrite to add its bytes' share of the closing sync, at the rate the
+    /// partition's writes have measured so far.
+    fn batch_planner(&self, p: &Pattern, access: Access) -> (f64, BatchPlanner) {
         let scale = if access == Access::Write {
             1.0
         } else {
             self.reread_budget
         };
         let budget = pattern_time(self.time_s, p.u) * scale;
-        let extra = if access != Access::Read && self.sync_seen.1 > 0 {
-            self.sync_seen.0 / self.sync_seen.1 as f64 * (p.memory * n) as f64
+        let extra = if access != Access::Read {
+            self.sync_seen.expected_s(p.memory * self.n())
         } else {
             0.0
         };
@@ -559,16 +682,22 @@ impl Partition<'_> {
         if self.every_call {
             planner = planner.check_every_call();
         }
-        let mut first_error: Option<String> = None;
-        let mut details: Vec<DataError> = Vec::new();
-        let mut data_errors = 0u64;
-        let mut done = 0u64;
-        let mut checks = 0u64;
-        let mut check_local = 0.0;
-        // The library's own lines on standard error wait until the pattern is over.
-        let quiet = super::quiet::Capture::start(format!("rank {rank}, {}", context(access, &p)));
-        self.comm.barrier();
-        let t0 = mpi::time();
+        (budget, planner)
+    }
+
+    /// The time-driven loop of pattern `p`, begun at `t0`: batches of calls as `planner`
+    /// sizes them (or exactly the calls asked for), each batch followed by a global check
+    /// ([`Self::termination_check`]) unless the pattern has made all its calls.
+    fn time_driven_calls(
+        &mut self,
+        file: &mut File,
+        p: &Pattern,
+        access: Access,
+        calls: Calls,
+        mut planner: BatchPlanner,
+        t0: f64,
+    ) -> Tally {
+        let mut tally = Tally::default();
         let cap = calls.cap();
         let mut batch = match calls {
             Calls::Exactly(n) => n,
@@ -576,103 +705,141 @@ impl Partition<'_> {
         };
         loop {
             for _ in 0..batch {
-                let id = ChunkId {
-                    access,
-                    pattern: p.number,
-                    rank,
-                    first_seq: done * per_call,
-                };
-                let collective = strided
-                    || matches!(
-                        p.ptype,
-                        PatternType::Shared | PatternType::SegmentedCollective
-                    );
-                if first_error.is_some() && !collective {
-                    done += 1;
-                    continue;
-                }
-                let r = match access {
-                    Access::Write | Access::Rewrite => {
-                        let buf = &mut self.wbuf[..words];
-                        stamp(buf, chunk_words, id);
-                        let f = &mut open.file;
-                        match p.ptype {
-                            _ if strided => f.write_all(buf),
-                            PatternType::Shared => f.write_ordered(buf),
-                            PatternType::Separate | PatternType::Segmented => f.write(buf),
-                            _ => f.write_all(buf),
-                        }
-                    }
-                    Access::Read => {
-                        let buf = &mut self.rbuf[..words];
-                        let f = &mut open.file;
-                        let r = match p.ptype {
-                            _ if strided => f.read_all(buf),
-                            PatternType::Shared => f.read_ordered(buf),
-                            PatternType::Separate | PatternType::Segmented => f.read(buf),
-                            _ => f.read_all(buf),
-                        };
-                        if r.is_ok() {
-                            data_errors += check_with_limit(
-                                buf,
-                                chunk_words,
-                                id,
-                                &mut details,
-                                self.error_limit,
-                            );
-                        }
-                        r
-                    }
-                };
-                if let Err(e) = r {
-                    if first_error.is_none() {
-                        first_error =
-                            Some(format!("{}: {}", context(access, &p), self.io_message(e)));
-                    }
-                }
-                done += 1;
+                self.call(file, p, access, &mut tally);
             }
-            if matches!(calls, Calls::Exactly(_)) || done >= cap {
+            if matches!(calls, Calls::Exactly(_)) || tally.done >= cap {
                 break;
             }
-            let local_fail = first_error.is_some() || self.interrupted().is_some();
-            let full = access == Access::Write && no_free_block(&self.dir);
-            checks += 1;
-            let tc = mpi::time();
-            let [elapsed, fail, full] = max_all(
-                self.comm,
-                [
-                    mpi::time() - t0,
-                    f64::from(u8::from(local_fail)),
-                    f64::from(u8::from(full)),
-                ],
-            );
-            check_local += mpi::time() - tc;
-            // A full disk ends the pattern early; the file's size decides below whether
-            // it took what was written.
-            if fail > 0.0 || full > 0.0 {
+            let Some(elapsed) = self.termination_check(access, t0, &mut tally) else {
                 break;
-            }
-            match planner.next(done, elapsed) {
-                Some(b) => batch = b.min(cap - done),
+            };
+            match planner.next(tally.done, elapsed) {
+                Some(b) => batch = b.min(cap - tally.done),
                 None => break,
             }
         }
-        let io_local = mpi::time() - t0 - check_local;
+        tally
+    }
+
+    /// The next call of pattern `p` (the `tally.done`-th), counted in `tally` with its
+    /// first failure and the data errors it found. After a failure the rank passes over
+    /// its further calls, but for collective ones, which the other ranks wait in.
+    fn call(&mut self, file: &mut File, p: &Pattern, access: Access, tally: &mut Tally) {
+        let collective = self.strided(p.ptype)
+            || matches!(
+                p.ptype,
+                PatternType::Shared | PatternType::SegmentedCollective
+            );
+        if tally.first_error.is_some() && !collective {
+            tally.done += 1;
+            return;
+        }
+        let id = ChunkId {
+            access,
+            pattern: p.number,
+            rank: self.rank(),
+            first_seq: tally.done * p.chunks_per_call(),
+        };
+        let r = match access {
+            Access::Write | Access::Rewrite => self.write_call(file, p, id),
+            Access::Read => self
+                .read_call(file, p, id, &mut tally.details)
+                .map(|found| tally.data_errors += found),
+        };
+        if let Err(e) = r {
+            if tally.first_error.is_none() {
+                tally.first_error = Some(format!("{}: {}", context(access, p), self.io_message(e)));
+            }
+        }
+        tally.done += 1;
+    }
+
+    /// One write (or rewrite) call of pattern `p`: the write buffer's markers stamped for
+    /// `id`, then written individually, collectively or in rank order by pattern type.
+    fn write_call(&mut self, file: &mut File, p: &Pattern, id: ChunkId) -> mpiio::Result<()> {
+        let strided = self.strided(p.ptype);
+        let buf = &mut self.wbuf[..(p.memory / 8) as usize];
+        stamp(buf, (p.chunk / 8) as usize, id);
+        match p.ptype {
+            _ if strided => file.write_all(buf),
+            PatternType::Shared => file.write_ordered(buf),
+            PatternType::Separate | PatternType::Segmented => file.write(buf),
+            _ => file.write_all(buf),
+        }
+    }
+
+    /// One read call of pattern `p`, individual, collective or in rank order by pattern
+    /// type, and its markers checked against `id`: the data errors found (the first
+    /// `-e` of the pattern named in `details`).
+    fn read_call(
+        &mut self,
+        file: &mut File,
+        p: &Pattern,
+        id: ChunkId,
+        details: &mut Vec<DataError>,
+    ) -> mpiio::Result<u64> {
+        let strided = self.strided(p.ptype);
+        let buf = &mut self.rbuf[..(p.memory / 8) as usize];
+        match p.ptype {
+            _ if strided => file.read_all(buf),
+            PatternType::Shared => file.read_ordered(buf),
+            PatternType::Separate | PatternType::Segmented => file.read(buf),
+            _ => file.read_all(buf),
+        }?;
+        let chunk_words = (p.chunk / 8) as usize;
+        Ok(check_with_limit(
+            buf,
+            chunk_words,
+            id,
+            details,
+            self.error_limit,
+        ))
+    }
+
+    /// The global check between two batches (collective): the slowest rank's time since
+    /// `t0`, or `None` when the pattern stops because a rank failed or was interrupted
+    /// or, writing, found no free block left.
+    fn termination_check(&self, access: Access, t0: f64, tally: &mut Tally) -> Option<f64> {
+        let local_fail = tally.first_error.is_some() || self.interrupted().is_some();
+        let full = access == Access::Write && no_free_block(&self.dir);
+        tally.checks += 1;
+        let tc = mpi::time();
+        let [elapsed, fail, full] = max_all(
+            self.comm,
+            [
+                mpi::time() - t0,
+                f64::from(u8::from(local_fail)),
+                f64::from(u8::from(full)),
+            ],
+        );
+        tally.check_s += mpi::time() - tc;
+        // A full disk ends the pattern early; the file's size decides at its end
+        // ([`Self::end_pattern`]) whether it took what was written.
+        if fail > 0.0 || full > 0.0 {
+            None
+        } else {
+            Some(elapsed)
+        }
+    }
+
+    /// The steps that end pattern `p` after its `done` calls (collective): a failure of
+    /// any rank agreed on, for writes the full-disk check and `MPI_File_sync`, the
+    /// barrier, and for writes the check that the file holds what was written. Returns
+    /// this rank's time since `t0` (barrier to barrier) and its time in the sync.
+    fn end_pattern(
+        &mut self,
+        open: &mut Open,
+        p: &Pattern,
+        access: Access,
+        t0: f64,
+        done: u64,
+        failure: Option<String>,
+    ) -> Result<(f64, f64), String> {
         // Every rank learns of a failure on any rank before the sync, a collective call
         // that a failing rank would otherwise skip while the others wait in it.
-        agree(self.comm, first_error.or_else(|| self.interrupted()))?;
-        // On a full disk some ranks' MPI_File_sync can fail before the barrier inside it
-        // while the others wait in that barrier (Open MPI 5's ompio does), and no agreement
-        // of ours can reach them there. So when the file system has no block left, the
-        // ranks first check together that the file holds what was written, and stop
-        // before the sync when it does not.
+        agree(self.comm, failure.or_else(|| self.interrupted()))?;
         if access != Access::Read {
-            let [full] = max_all(self.comm, [f64::from(u8::from(no_free_block(&self.dir)))]);
-            if full > 0.0 {
-                let written = open.written + done * p.memory;
-                agree(self.comm, self.short_file(&p, access, open, written))?;
-            }
+            self.check_full_disk_before_sync(open, p, access, done)?;
         }
         let mut sync_s = 0.0;
         let mut synced = Ok(());
@@ -682,28 +849,51 @@ impl Partition<'_> {
             sync_s = mpi::time() - ts;
         }
         self.comm.barrier();
-        let local = mpi::time() - t0;
+        let time_s = mpi::time() - t0;
         agree(
             self.comm,
             synced
                 .err()
-                .map(|e| format!("{}: {}", context(access, &p), self.io_message(e))),
+                .map(|e| format!("{}: {}", context(access, p), self.io_message(e))),
         )?;
         if access != Access::Read {
             open.written += done * p.memory;
-            agree(self.comm, self.short_file(&p, access, open, open.written))?;
+            agree(self.comm, self.short_file(p, access, open, open.written))?;
         }
-        if let Some(q) = quiet {
-            q.finish();
+        Ok((time_s, sync_s))
+    }
+
+    /// Before a write's sync (collective): when the file system has no free block left,
+    /// whether the file holds what its `done` calls wrote, agreed on by every rank.
+    fn check_full_disk_before_sync(
+        &self,
+        open: &Open,
+        p: &Pattern,
+        access: Access,
+        done: u64,
+    ) -> Result<(), String> {
+        // On a full disk some ranks' MPI_File_sync can fail before the barrier inside it
+        // while the others wait in that barrier (Open MPI 5's ompio does), and no agreement
+        // of ours can reach them there. So when the file system has no block left, the
+        // ranks first check together that the file holds what was written, and stop
+        // before the sync when it does not.
+        let [full] = max_all(self.comm, [f64::from(u8::from(no_free_block(&self.dir)))]);
+        if full > 0.0 {
+            let written = open.written + done * p.memory;
+            agree(self.comm, self.short_file(p, access, open, written))?;
         }
-        let [time_s, sync_s, io_s, check_s] =
-            max_all(self.comm, [local, sync_s, io_local, check_local]);
+        Ok(())
+    }
+
+    /// Prints this rank's named data errors of pattern `p` on standard error.
+    fn print_data_errors(&self, p: &Pattern, access: Access, details: &[DataError]) {
         // One write per line, so that the lines of ranks printing at once stay whole.
         let lines: String = details
             .iter()
             .map(|d| {
                 format!(
-                    "b_eff_io: data error, rank {rank}, pattern {} ({}): {d}\n",
+                    "b_eff_io: data error, rank {}, pattern {} ({}): {d}\n",
+                    self.rank(),
                     p.number,
                     access.name()
                 )
@@ -712,27 +902,48 @@ impl Partition<'_> {
         if !lines.is_empty() {
             let _ = std::io::Write::write_all(&mut std::io::stderr().lock(), lines.as_bytes());
         }
-        let errors = sum_all(self.comm, data_errors);
-        let bytes = done * p.memory * n;
-        if access == Access::Write {
-            self.sync_seen.0 += sync_s;
-            self.sync_seen.1 += bytes;
-        }
-        if strided {
-            open.base += n * p.chunk * done * per_call;
-        }
-        Ok(PatternResult {
+    }
+
+    /// The result of pattern `p` (collective): the slowest rank's times, the data errors
+    /// of all ranks (each rank's named ones printed on the way), the bytes of all ranks.
+    fn pattern_result(
+        &self,
+        p: Pattern,
+        access: Access,
+        budget: f64,
+        tally: &Tally,
+        local: LocalTimes,
+    ) -> PatternResult {
+        let [time_s, sync_s, io_s, check_s] = max_all(
+            self.comm,
+            [local.time_s, local.sync_s, local.io_s, local.check_s],
+        );
+        self.print_data_errors(&p, access, &tally.details);
+        let errors = sum_all(self.comm, tally.data_errors);
+        PatternResult {
             pattern: p,
             scheduled_s: budget,
-            repeats: done,
-            bytes,
+            repeats: tally.done,
+            bytes: tally.done * p.memory * self.n(),
             time_s,
             sync_s,
             errors,
-            checks,
+            checks: tally.checks,
             io_s,
             check_s,
-        })
+        }
+    }
+
+    /// What the next patterns need of `r`: a write's sync time for their budgets, and a
+    /// strided type's new base past the chunks `r` covered.
+    fn note_for_next_patterns(&mut self, open: &mut Open, access: Access, r: &PatternResult) {
+        if access == Access::Write {
+            self.sync_seen.add(r.sync_s, r.bytes);
+        }
+        let p = &r.pattern;
+        if self.strided(p.ptype) {
+            open.base += self.n() * p.chunk * r.repeats * p.chunks_per_call();
+        }
     }
 }
 

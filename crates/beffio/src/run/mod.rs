@@ -445,11 +445,11 @@ fn run_partitions(
                         noshared: opts.noshared,
                         every_call: opts.check_every_call,
                         reread_budget: opts.test_reread_budget.unwrap_or(1.0),
-                        posix_baseline: opts.posix_baseline.then_some(None),
+                        posix_baseline: exec::Baseline::asked(opts.posix_baseline),
                         signal: signal.clone(),
                         wbuf: crate::markers::write_buffer((mpart / 8) as usize),
                         rbuf: crate::markers::read_buffer((mpart / 8) as usize),
-                        sync_seen: (0.0, 0),
+                        sync_seen: exec::SyncSeen::default(),
                         progress: progress.clone(),
                         hints: &info.hints,
                         file_system: &info.file_system,
@@ -527,7 +527,7 @@ fn run_partition(
     }
     let wall_s = mpi::time() - start;
     Ok(PartitionResult {
-        posix_baseline: part.posix_baseline.flatten(),
+        posix_baseline: part.posix_baseline.measured(),
         processes: part.comm.size() as usize,
         scheduled_s: part.time_s,
         segment_bytes: plan.map_or(0, |p| p.segment),
