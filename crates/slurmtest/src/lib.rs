@@ -560,28 +560,34 @@ impl Cluster {
     /// `timeout -k 5 LIMIT`, with `env` added, and collects its output. A test never
     /// calls [`mpitest::launch`] while it holds a cluster: the cluster holds the job lock.
     pub fn run(&self, limit: Duration, argv: &[&str], env: &[(&str, &str)]) -> Job {
-        let attempt = || {
+        let attempt = |extra: &[(&str, &str)]| {
             let mut command = self.command("timeout");
             command
                 .args(["-k", "5"])
                 .arg(limit.as_secs().max(1).to_string())
                 .args(argv);
-            for (key, value) in env {
+            for (key, value) in env.iter().chain(extra) {
                 command.env(key, value);
             }
             mpitest::run(command, Path::new(argv.first().copied().unwrap_or("srun")))
         };
-        let job = attempt();
+        let job = attempt(&[]);
         if !pmi1_line_misread(&job) {
             return job;
         }
-        // Slurm 22.05's pmi2 plugin takes a PMI-1 request from one read of its socket; a
-        // long `cmd=put` line (MPICH 5 puts its UCX address in pieces of about 1 KiB) that
-        // arrives in two reads is refused, and the job dies in MPI_Init before a payload
-        // byte moves. The bug is Slurm's (seen once in a CI run, not in 30 runs by hand);
-        // the job runs once more, and a second refusal is the test's failure.
-        eprintln!("NOTE: slurmstepd misread a PMI-1 request; running {argv:?} once more");
-        attempt()
+        // Slurm 22.05's pmi2 plugin takes a PMI-1 request from one read of at most 1024
+        // bytes (its source says "TODO: read until newline"); a longer `cmd=put` line is
+        // cut, and the job dies in MPI_Init before a payload byte moves. MPICH 5 puts its
+        // UCX business card in segments whose encoded length depends on the bytes of the
+        // card, and the card it allgathers carries bytes of the heap beyond the address
+        // (pointers and strings in the line of a CI run). The job runs once more with
+        // fresh allocations zeroed (glibc's MALLOC_PERTURB_=255), which encode short;
+        // a second refusal is the test's failure.
+        eprintln!(
+            "NOTE: slurmstepd cut a PMI-1 request; running {argv:?} once more \
+             with MALLOC_PERTURB_=255"
+        );
+        attempt(&[("MALLOC_PERTURB_", "255")])
     }
 
     /// The `srun` command that the `place` crate gives for `layout` with `program args`
