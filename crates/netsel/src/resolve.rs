@@ -26,7 +26,7 @@ use ipnet::IpNet;
 use serde::Serialize;
 
 use crate::grammar::{HumanName, Item, Mode, Network, Qualifier, Selection};
-use crate::host::{is_truescale, Host, NetdevKind, VerbsKind};
+use crate::host::{is_truescale, Host, Netdev, NetdevKind, VerbsDevice, VerbsKind, VerbsPort};
 
 /// An IP interface chosen for use.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
@@ -382,245 +382,276 @@ fn item_matches(host: &Host, item: &Item) -> Matches {
     m
 }
 
-/// Resolves a selection on a host. Fails only when nothing is left to use.
-pub fn resolve(selection: &Selection, host: &Host) -> Result<Resolution, NoNetwork> {
-    let mut left_out = Vec::new();
-    // Candidates: IP-capable netdevs and active ports.
-    let mut ip_candidates = Vec::new();
-    for n in &host.netdevs {
-        if n.kind == NetdevKind::Loopback {
-            left_out.push(LeftOut {
-                what: n.name.clone(),
-                reason: format!("loopback: {ALWAYS_KEPT}"),
-            });
-        } else if n.addrs.is_empty() {
-            let why = match &n.master {
-                Some(m) => format!("no IP address (enslaved to {m})"),
-                None => "no IP address".to_string(),
-            };
-            left_out.push(LeftOut {
-                what: n.name.clone(),
-                reason: why,
-            });
-        } else {
-            ip_candidates.push(n);
-        }
-    }
-    let mut port_candidates = Vec::new();
-    for v in &host.verbs {
-        for p in &v.ports {
-            if p.is_active() {
-                port_candidates.push((v, p));
+/// What a host offers before any item is applied: IP interfaces with an address (not
+/// loopback) and active verbs ports, and what is left out from the start and why.
+struct Candidates<'h> {
+    ip: Vec<&'h Netdev>,
+    ports: Vec<(&'h VerbsDevice, &'h VerbsPort)>,
+    left_out: Vec<LeftOut>,
+}
+
+impl<'h> Candidates<'h> {
+    fn of(host: &'h Host) -> Self {
+        let mut c = Candidates {
+            ip: Vec::new(),
+            ports: Vec::new(),
+            left_out: Vec::new(),
+        };
+        for n in &host.netdevs {
+            if n.kind == NetdevKind::Loopback {
+                c.leave_out(n.name.clone(), format!("loopback: {ALWAYS_KEPT}"));
+            } else if n.addrs.is_empty() {
+                let why = match &n.master {
+                    Some(m) => format!("no IP address (enslaved to {m})"),
+                    None => "no IP address".to_string(),
+                };
+                c.leave_out(n.name.clone(), why);
             } else {
-                left_out.push(LeftOut {
-                    what: format!("{}:{}", v.name, p.number),
-                    reason: format!(
-                        "port is not active (state {})",
-                        p.state.as_deref().unwrap_or("unknown")
-                    ),
-                });
+                c.ip.push(n);
             }
         }
+        for v in &host.verbs {
+            for p in &v.ports {
+                if p.is_active() {
+                    c.ports.push((v, p));
+                } else {
+                    c.leave_out(
+                        format!("{}:{}", v.name, p.number),
+                        format!(
+                            "port is not active (state {})",
+                            p.state.as_deref().unwrap_or("unknown")
+                        ),
+                    );
+                }
+            }
+        }
+        c
     }
 
-    let mut ip: Vec<IpUse> = Vec::new();
-    let mut ports: Vec<PortUse> = Vec::new();
-    let mut unmatched = Vec::new();
-    let mut excluded_ip = Vec::new();
-    let mut excluded_ports = Vec::new();
-    let mut items = Vec::new();
+    fn leave_out(&mut self, what: String, reason: String) {
+        self.left_out.push(LeftOut { what, reason });
+    }
 
+    fn netdev(&self, name: &str) -> Option<&'h Netdev> {
+        self.ip.iter().find(|c| c.name == name).copied()
+    }
+
+    fn port(&self, device: &str, number: u32) -> Option<(&'h VerbsDevice, &'h VerbsPort)> {
+        self.ports
+            .iter()
+            .find(|(v, p)| v.name == device && p.number == number)
+            .copied()
+    }
+
+    /// Whether `m` reaches any candidate.
+    fn reached_by(&self, m: &Matches) -> bool {
+        m.ip.iter().any(|n| self.netdev(n).is_some())
+            || m.ports.iter().any(|(d, n)| self.port(d, *n).is_some())
+    }
+}
+
+/// What a selection's items chose, excluded and missed, before the check that something
+/// is left.
+#[derive(Default)]
+struct Chosen {
+    ip: Vec<IpUse>,
+    ports: Vec<PortUse>,
+    excluded_ip: Vec<String>,
+    excluded_ports: Vec<String>,
+    unmatched: Vec<Unmatched>,
+    items: Vec<ItemMatch>,
+}
+
+fn ip_use(n: &Netdev, unqualified: bool, reasons: Vec<String>) -> IpUse {
+    IpUse {
+        name: n.name.clone(),
+        addrs: n.addrs.clone(),
+        kind: n.kind,
+        qualifiers: BTreeSet::new(),
+        unqualified,
+        reasons,
+    }
+}
+
+fn port_use(v: &VerbsDevice, p: &VerbsPort, unqualified: bool, reasons: Vec<String>) -> PortUse {
+    PortUse {
+        device: v.name.clone(),
+        port: p.number,
+        kind: v.kind,
+        driver: v.driver.clone(),
+        netdevs: p.netdevs.clone(),
+        qualifiers: BTreeSet::new(),
+        unqualified,
+        reasons,
+    }
+}
+
+/// `--enable`: the candidates some item names, each with the items' qualifiers and
+/// reasons; the others are left out.
+fn enable(
+    host: &Host,
+    selection: &Selection,
+    per_item: &[(&Item, Matches)],
+    c: &mut Candidates,
+) -> Chosen {
+    let mut out = Chosen::default();
+    for (item, m) in per_item {
+        let mut hit = false;
+        for name in &m.ip {
+            let Some(n) = c.netdev(name) else { continue };
+            hit = true;
+            let at = match out.ip.iter().position(|u| &u.name == name) {
+                Some(at) => at,
+                None => {
+                    out.ip.push(ip_use(n, false, Vec::new()));
+                    out.ip.len() - 1
+                }
+            };
+            let entry = &mut out.ip[at];
+            add_qualifier(&mut entry.qualifiers, &mut entry.unqualified, item);
+            entry
+                .reasons
+                .push(format!("named by --enable item `{item}`"));
+        }
+        for (dev, num) in &m.ports {
+            let Some((v, p)) = c.port(dev, *num) else {
+                continue;
+            };
+            hit = true;
+            let at = match out
+                .ports
+                .iter()
+                .position(|u| &u.device == dev && u.port == *num)
+            {
+                Some(at) => at,
+                None => {
+                    out.ports.push(port_use(v, p, false, Vec::new()));
+                    out.ports.len() - 1
+                }
+            };
+            let entry = &mut out.ports[at];
+            add_qualifier(&mut entry.qualifiers, &mut entry.unqualified, item);
+            entry
+                .reasons
+                .push(format!("{} port named by --enable item `{item}`", v.kind));
+        }
+        if hit {
+            out.items.push(ItemMatch {
+                item: (*item).clone(),
+                ip: m
+                    .ip
+                    .iter()
+                    .filter(|n| c.netdev(n).is_some())
+                    .cloned()
+                    .collect(),
+                ports: m
+                    .ports
+                    .iter()
+                    .filter(|(d, n)| c.port(d, *n).is_some())
+                    .map(|(d, n)| format!("{d}:{n}"))
+                    .collect(),
+            });
+        } else {
+            out.unmatched
+                .push(miss(host, selection.mode, item, m, &c.left_out));
+        }
+    }
+    let list = selection.list();
+    for n in c.ip.clone() {
+        if !out.ip.iter().any(|u| u.name == n.name) {
+            c.leave_out(n.name.clone(), format!("not named by --enable {list}"));
+        }
+    }
+    for (v, p) in c.ports.clone() {
+        if !out
+            .ports
+            .iter()
+            .any(|u| u.device == v.name && u.port == p.number)
+        {
+            c.leave_out(
+                format!("{}:{}", v.name, p.number),
+                format!("{} port not named by --enable {list}", v.kind),
+            );
+        }
+    }
+    out
+}
+
+/// `--disable`: every candidate that no item matches; the matched ones are left out,
+/// each with the first item that matched it.
+fn disable(
+    host: &Host,
+    selection: &Selection,
+    per_item: &[(&Item, Matches)],
+    c: &mut Candidates,
+) -> Chosen {
+    let mut out = Chosen::default();
+    for (item, m) in per_item {
+        if !c.reached_by(m) {
+            out.unmatched
+                .push(miss(host, selection.mode, item, m, &c.left_out));
+        }
+    }
+    let hit_by = |is_hit: &dyn Fn(&Matches) -> bool| -> Option<String> {
+        per_item
+            .iter()
+            .find(|(_, m)| is_hit(m))
+            .map(|(i, _)| i.to_string())
+    };
+    let list = selection.list();
+    for n in c.ip.clone() {
+        match hit_by(&|m: &Matches| m.ip.contains(&n.name)) {
+            Some(item) => {
+                out.excluded_ip.push(n.name.clone());
+                c.leave_out(n.name.clone(), format!("matched --disable item `{item}`"));
+            }
+            None => out.ip.push(ip_use(
+                n,
+                true,
+                vec![format!("not matched by --disable {list}")],
+            )),
+        }
+    }
+    for (v, p) in c.ports.clone() {
+        let id = format!("{}:{}", v.name, p.number);
+        match hit_by(&|m: &Matches| m.ports.iter().any(|(d, n)| d == &v.name && *n == p.number)) {
+            Some(item) => {
+                out.excluded_ports.push(id.clone());
+                c.leave_out(
+                    id,
+                    format!("{} port matched --disable item `{item}`", v.kind),
+                );
+            }
+            None => out.ports.push(port_use(
+                v,
+                p,
+                true,
+                vec![format!("{} port not matched by --disable {list}", v.kind)],
+            )),
+        }
+    }
+    out
+}
+
+/// Resolves a selection on a host. Fails only when nothing is left to use.
+pub fn resolve(selection: &Selection, host: &Host) -> Result<Resolution, NoNetwork> {
+    let mut candidates = Candidates::of(host);
     let per_item: Vec<(&Item, Matches)> = selection
         .items
         .iter()
         .map(|i| (i, item_matches(host, i)))
         .collect();
-
-    match selection.mode {
-        Mode::Enable => {
-            for (item, m) in &per_item {
-                let mut hit = false;
-                for name in &m.ip {
-                    let Some(n) = ip_candidates.iter().find(|c| &c.name == name) else {
-                        continue;
-                    };
-                    hit = true;
-                    let entry = match ip.iter_mut().find(|u| &u.name == name) {
-                        Some(e) => e,
-                        None => {
-                            ip.push(IpUse {
-                                name: n.name.clone(),
-                                addrs: n.addrs.clone(),
-                                kind: n.kind,
-                                qualifiers: BTreeSet::new(),
-                                unqualified: false,
-                                reasons: Vec::new(),
-                            });
-                            ip.last_mut().expect("just pushed")
-                        }
-                    };
-                    add_qualifier(&mut entry.qualifiers, &mut entry.unqualified, item);
-                    entry
-                        .reasons
-                        .push(format!("named by --enable item `{item}`"));
-                }
-                for (dev, num) in &m.ports {
-                    let Some((v, p)) = port_candidates
-                        .iter()
-                        .find(|(v, p)| &v.name == dev && p.number == *num)
-                    else {
-                        continue;
-                    };
-                    hit = true;
-                    let entry = match ports
-                        .iter_mut()
-                        .find(|u| &u.device == dev && u.port == *num)
-                    {
-                        Some(e) => e,
-                        None => {
-                            ports.push(PortUse {
-                                device: v.name.clone(),
-                                port: p.number,
-                                kind: v.kind,
-                                driver: v.driver.clone(),
-                                netdevs: p.netdevs.clone(),
-                                qualifiers: BTreeSet::new(),
-                                unqualified: false,
-                                reasons: Vec::new(),
-                            });
-                            ports.last_mut().expect("just pushed")
-                        }
-                    };
-                    add_qualifier(&mut entry.qualifiers, &mut entry.unqualified, item);
-                    entry
-                        .reasons
-                        .push(format!("{} port named by --enable item `{item}`", v.kind));
-                }
-                if hit {
-                    items.push(ItemMatch {
-                        item: (*item).clone(),
-                        ip: m
-                            .ip
-                            .iter()
-                            .filter(|n| ip_candidates.iter().any(|c| &c.name == *n))
-                            .cloned()
-                            .collect(),
-                        ports: m
-                            .ports
-                            .iter()
-                            .filter(|(d, n)| {
-                                port_candidates
-                                    .iter()
-                                    .any(|(v, p)| &v.name == d && p.number == *n)
-                            })
-                            .map(|(d, n)| format!("{d}:{n}"))
-                            .collect(),
-                    });
-                } else {
-                    unmatched.push(miss(host, selection.mode, item, m, &left_out));
-                }
-            }
-            for n in &ip_candidates {
-                if !ip.iter().any(|u| u.name == n.name) {
-                    left_out.push(LeftOut {
-                        what: n.name.clone(),
-                        reason: format!("not named by --enable {}", selection.list()),
-                    });
-                }
-            }
-            for (v, p) in &port_candidates {
-                if !ports
-                    .iter()
-                    .any(|u| u.device == v.name && u.port == p.number)
-                {
-                    left_out.push(LeftOut {
-                        what: format!("{}:{}", v.name, p.number),
-                        reason: format!(
-                            "{} port not named by --enable {}",
-                            v.kind,
-                            selection.list()
-                        ),
-                    });
-                }
-            }
-        }
-        Mode::Disable => {
-            for (item, m) in &per_item {
-                let hit =
-                    m.ip.iter()
-                        .any(|n| ip_candidates.iter().any(|c| &c.name == n))
-                        || m.ports.iter().any(|(d, n)| {
-                            port_candidates
-                                .iter()
-                                .any(|(v, p)| &v.name == d && p.number == *n)
-                        });
-                if !hit {
-                    unmatched.push(miss(host, selection.mode, item, m, &left_out));
-                }
-            }
-            let hit_by = |is_hit: &dyn Fn(&Matches) -> bool| -> Option<String> {
-                per_item
-                    .iter()
-                    .find(|(_, m)| is_hit(m))
-                    .map(|(i, _)| i.to_string())
-            };
-            for n in &ip_candidates {
-                match hit_by(&|m: &Matches| m.ip.contains(&n.name)) {
-                    Some(item) => {
-                        excluded_ip.push(n.name.clone());
-                        left_out.push(LeftOut {
-                            what: n.name.clone(),
-                            reason: format!("matched --disable item `{item}`"),
-                        });
-                    }
-                    None => ip.push(IpUse {
-                        name: n.name.clone(),
-                        addrs: n.addrs.clone(),
-                        kind: n.kind,
-                        qualifiers: BTreeSet::new(),
-                        unqualified: true,
-                        reasons: vec![format!("not matched by --disable {}", selection.list())],
-                    }),
-                }
-            }
-            for (v, p) in &port_candidates {
-                let id = format!("{}:{}", v.name, p.number);
-                match hit_by(&|m: &Matches| {
-                    m.ports.iter().any(|(d, n)| d == &v.name && *n == p.number)
-                }) {
-                    Some(item) => {
-                        excluded_ports.push(id.clone());
-                        left_out.push(LeftOut {
-                            what: id,
-                            reason: format!("{} port matched --disable item `{item}`", v.kind),
-                        });
-                    }
-                    None => ports.push(PortUse {
-                        device: v.name.clone(),
-                        port: p.number,
-                        kind: v.kind,
-                        driver: v.driver.clone(),
-                        netdevs: p.netdevs.clone(),
-                        qualifiers: BTreeSet::new(),
-                        unqualified: true,
-                        reasons: vec![format!(
-                            "{} port not matched by --disable {}",
-                            v.kind,
-                            selection.list()
-                        )],
-                    }),
-                }
-            }
-        }
-    }
-
-    if ip.is_empty() && ports.is_empty() {
+    let mut chosen = match selection.mode {
+        Mode::Enable => enable(host, selection, &per_item, &mut candidates),
+        Mode::Disable => disable(host, selection, &per_item, &mut candidates),
+    };
+    if chosen.ip.is_empty() && chosen.ports.is_empty() {
         return Err(NoNetwork {
             hostname: host.hostname.clone(),
             switch: selection.mode.switch(),
             list: selection.list(),
             host_has: host.summary(),
-            unmatched,
+            unmatched: chosen.unmatched,
         });
     }
     // Kernel interface order: Open MPI's TCP BTL pairs its modules with the peers'
@@ -633,18 +664,18 @@ pub fn resolve(selection: &Selection, host: &Host) -> Result<Resolution, NoNetwo
             .map(|n| (n.ifindex.unwrap_or(u32::MAX), n.name.clone()))
             .unwrap_or((u32::MAX, name.to_string()))
     };
-    ip.sort_by_key(|u| position(&u.name));
+    chosen.ip.sort_by_key(|u| position(&u.name));
     Ok(Resolution {
         hostname: host.hostname.clone(),
         mode: selection.mode,
         list: selection.list(),
-        ip,
-        ports,
-        excluded_ip,
-        excluded_ports,
-        left_out,
-        unmatched,
-        items,
+        ip: chosen.ip,
+        ports: chosen.ports,
+        excluded_ip: chosen.excluded_ip,
+        excluded_ports: chosen.excluded_ports,
+        left_out: candidates.left_out,
+        unmatched: chosen.unmatched,
+        items: chosen.items,
     })
 }
 
