@@ -155,207 +155,266 @@ fn ofi_settings(chosen: &Chosen, prov: Provider, t: &mut Translation) {
     }
 }
 
+/// Open MPI: the PML (and BTLs or MTL) of the chosen path, their interface and device
+/// lists, then the one-sided and collective components.
 fn open_mpi(res: &Resolution, chosen: &Chosen, flavour: Flavour, t: &mut Translation) {
     let sm = if flavour.is_ompi5() { "sm" } else { "vader" };
-    let site = "set explicitly: Debian's openmpi-mca-params.conf disables ucx, ofi and openib";
-    let pml = |v: &str| mca("pml", v, format!("data path {}; {site}", chosen.path));
-    let net_free_btl = || {
-        mca(
-            "btl",
-            format!("self,{sm}"),
-            "only loopback and shared-memory BTLs, so no BTL opens other networks",
-        )
-    };
     match chosen.path {
-        Path::Ob1 => {
-            t.settings.push(pml("ob1"));
-            let mut btls = vec!["self".to_string(), sm.to_string()];
-            let has = |k: &[VerbsKind]| chosen.ports.iter().any(|p| k.contains(&p.kind));
-            let openib_kinds = [VerbsKind::Infiniband, VerbsKind::Roce, VerbsKind::Iwarp];
-            if !chosen.ip.is_empty() {
-                btls.push("tcp".into());
-            }
-            if has(&openib_kinds) {
-                btls.push("openib".into());
-            }
-            if has(&[VerbsKind::Usnic]) {
-                btls.push("usnic".into());
-            }
-            t.settings.push(mca(
-                "btl",
-                btls.join(","),
-                "include list: self and shared memory kept, plus the network BTLs selected",
-            ));
-            if !chosen.ip.is_empty() {
-                match res.mode {
-                    Mode::Enable => t.settings.push(
-                        mca(
-                            "btl_tcp_if_include",
-                            names(chosen).join(","),
-                            "TCP BTL: the interfaces resolved on this host (names, never a name the host lacks)",
-                        )
-                        .excluding(Knob::Mca("btl_tcp_if_exclude".into())),
-                    ),
-                    Mode::Disable => {
-                        let mut v = vec![OMPI_TCP_DEFAULT_EXCLUDE.to_string()];
-                        v.extend(res.excluded_ip.iter().cloned());
-                        t.settings.push(
-                            mca(
-                                "btl_tcp_if_exclude",
-                                v.join(","),
-                                "TCP BTL: default exclusions (loopback, sppp) put back, plus the disabled interfaces",
-                            )
-                            .excluding(Knob::Mca("btl_tcp_if_include".into())),
-                        );
-                    }
-                }
-            }
-            let openib: Vec<String> = chosen
-                .ports
-                .iter()
-                .filter(|p| openib_kinds.contains(&p.kind))
-                .map(|p| p.id())
-                .collect();
-            if !openib.is_empty() {
-                t.settings.push(
-                    mca(
-                        "btl_openib_if_include",
-                        openib.join(","),
-                        "openib BTL: the selected dev:port",
-                    )
-                    .excluding(Knob::Mca("btl_openib_if_exclude".into())),
-                );
-                if has(&[VerbsKind::Infiniband]) {
-                    t.settings.push(mca(
-                        "btl_openib_allow_ib",
-                        "1",
-                        "Open MPI 4 refuses InfiniBand in openib unless allowed",
-                    ));
-                }
-                if has(&[VerbsKind::Roce, VerbsKind::Iwarp]) {
-                    t.settings.push(mca(
-                        "btl_openib_cpc_include",
-                        "rdmacm",
-                        "RoCE and iWARP connect through RDMA CM",
-                    ));
-                }
-            }
-            let usnic: Vec<String> = chosen
-                .ports
-                .iter()
-                .filter(|p| p.kind == VerbsKind::Usnic)
-                .map(|p| p.device.clone())
-                .collect();
-            if !usnic.is_empty() {
-                t.settings.push(
-                    mca(
-                        "btl_usnic_if_include",
-                        usnic.join(","),
-                        "usnic BTL: the selected devices",
-                    )
-                    .excluding(Knob::Mca("btl_usnic_if_exclude".into())),
-                );
-            }
-        }
-        Path::Ucx | Path::UcxTcp | Path::UcxVerbs | Path::IntelMlx => {
-            t.settings.push(pml("ucx"));
-            t.settings.push(net_free_btl());
-            // Open MPI's pml ucx refuses to run unless it sees an mlx* device with an
-            // RDMA transport (pml_ucx_devices=mlx*, pml_ucx_tls=rc_verbs,...); a
-            // selection of TCP interfaces or other RDMA NICs needs that gate opened.
-            let gated =
-                !chosen.ip.is_empty() || chosen.ports.iter().any(|p| !p.device.starts_with("mlx"));
-            if gated {
-                let why =
-                    "pml ucx only accepts mlx* RDMA devices by default; the selection names others";
-                t.settings.push(mca("pml_ucx_tls", "any", why));
-                t.settings.push(mca("pml_ucx_devices", "any", why));
-            }
-            t.settings.push(env(
-                "UCX_NET_DEVICES",
-                ucx_devices(chosen),
-                "UCX: only these devices (dev:port for RDMA, interface names for TCP)",
-            ));
-        }
-        Path::CmPsm2 => {
-            t.settings.push(pml("cm"));
-            t.settings
-                .push(mca("mtl", "psm2", "Omni-Path through PSM2"));
-            t.settings.push(net_free_btl());
-            if let Some(p) = chosen.ports.first() {
-                let unit = p.device.rsplit('_').next().unwrap_or("0").to_string();
-                t.settings.push(env(
-                    "HFI_UNIT",
-                    unit,
-                    format!("PSM2: the HFI of {}", p.device),
-                ));
-                t.settings.push(env(
-                    "HFI_PORT",
-                    p.port.to_string(),
-                    "PSM2: the selected port",
-                ));
-            }
-        }
-        Path::CmPsm => {
-            t.settings.push(pml("cm"));
-            t.settings
-                .push(mca("mtl", "psm", "TrueScale (qib) InfiniBand through PSM"));
-            t.settings.push(net_free_btl());
-            if let Some(p) = chosen.ports.first() {
-                let unit: String = p
-                    .device
-                    .chars()
-                    .rev()
-                    .take_while(char::is_ascii_digit)
-                    .collect::<Vec<_>>()
-                    .into_iter()
-                    .rev()
-                    .collect();
-                let unit = if unit.is_empty() {
-                    "0".to_string()
-                } else {
-                    unit
-                };
-                t.settings.push(env(
-                    "IPATH_UNIT",
-                    unit,
-                    format!("PSM: the unit of {}", p.device),
-                ));
-                t.settings.push(env(
-                    "IPATH_PORT",
-                    p.port.to_string(),
-                    "PSM: the selected port",
-                ));
-            }
-        }
-        Path::Ofi(prov) => {
-            t.settings.push(pml("cm"));
-            t.settings.push(mca("mtl", "ofi", "the OFI MTL"));
-            t.settings.push(net_free_btl());
-            if prov == Provider::Tcp {
-                t.settings.push(
-                    mca(
-                        "mtl_ofi_provider_exclude",
-                        "shm,sockets",
-                        "the default exclude list contains tcp; overridden so the tcp provider can be used",
-                    )
-                    .excluding(Knob::Mca("mtl_ofi_provider_include".into())),
-                );
-            } else {
-                t.settings.push(
-                    mca(
-                        "mtl_ofi_provider_include",
-                        prov.fi_name(),
-                        "OFI MTL: only this provider",
-                    )
-                    .excluding(Knob::Mca("mtl_ofi_provider_exclude".into())),
-                );
-            }
-            ofi_settings(chosen, prov, t);
-        }
+        Path::Ob1 => open_mpi_ob1(res, chosen, sm, t),
+        Path::Ucx | Path::UcxTcp | Path::UcxVerbs | Path::IntelMlx => open_mpi_ucx(chosen, sm, t),
+        Path::CmPsm2 => open_mpi_psm2(chosen, sm, t),
+        Path::CmPsm => open_mpi_psm(chosen, sm, t),
+        Path::Ofi(prov) => open_mpi_ofi(chosen, prov, sm, t),
         Path::NemesisTcp | Path::Mvapich2Verbs => {}
     }
     open_mpi_one_sided_and_collectives(chosen, flavour, t);
+}
+
+/// Why the PML is set even where it is Open MPI's default.
+const DEBIAN_SITE: &str =
+    "set explicitly: Debian's openmpi-mca-params.conf disables ucx, ofi and openib";
+
+/// `pml` set to `value` for the chosen path.
+fn open_mpi_pml(chosen: &Chosen, value: &str) -> Setting {
+    mca(
+        "pml",
+        value,
+        format!("data path {}; {DEBIAN_SITE}", chosen.path),
+    )
+}
+
+/// The BTLs of a path that does not use them for the network: loopback and shared memory
+/// (`sm` is `vader` before Open MPI 5).
+fn open_mpi_net_free_btl(sm: &str) -> Setting {
+    mca(
+        "btl",
+        format!("self,{sm}"),
+        "only loopback and shared-memory BTLs, so no BTL opens other networks",
+    )
+}
+
+/// `pml ob1`: the BTLs of the selected networks (tcp, openib, usnic) and each one's
+/// interface or device list.
+fn open_mpi_ob1(res: &Resolution, chosen: &Chosen, sm: &str, t: &mut Translation) {
+    let pml = |v: &str| open_mpi_pml(chosen, v);
+    t.settings.push(pml("ob1"));
+    let mut btls = vec!["self".to_string(), sm.to_string()];
+    let has = |k: &[VerbsKind]| chosen.ports.iter().any(|p| k.contains(&p.kind));
+    if !chosen.ip.is_empty() {
+        btls.push("tcp".into());
+    }
+    if has(&OPENIB_KINDS) {
+        btls.push("openib".into());
+    }
+    if has(&[VerbsKind::Usnic]) {
+        btls.push("usnic".into());
+    }
+    t.settings.push(mca(
+        "btl",
+        btls.join(","),
+        "include list: self and shared memory kept, plus the network BTLs selected",
+    ));
+    open_mpi_tcp_interfaces(res, chosen, t);
+    open_mpi_openib_ports(chosen, t);
+    open_mpi_usnic_devices(chosen, t);
+}
+
+/// The verbs kinds that Open MPI 4's openib BTL drives.
+const OPENIB_KINDS: [VerbsKind; 3] = [VerbsKind::Infiniband, VerbsKind::Roce, VerbsKind::Iwarp];
+
+/// The TCP BTL's interfaces: `--enable` as an include list of the resolved names,
+/// `--disable` as an exclude list with Open MPI's default exclusions put back.
+fn open_mpi_tcp_interfaces(res: &Resolution, chosen: &Chosen, t: &mut Translation) {
+    if !chosen.ip.is_empty() {
+        match res.mode {
+            Mode::Enable => t.settings.push(
+                mca(
+                    "btl_tcp_if_include",
+                    names(chosen).join(","),
+                    "TCP BTL: the interfaces resolved on this host (names, never a name the host lacks)",
+                )
+                .excluding(Knob::Mca("btl_tcp_if_exclude".into())),
+            ),
+            Mode::Disable => {
+                let mut v = vec![OMPI_TCP_DEFAULT_EXCLUDE.to_string()];
+                v.extend(res.excluded_ip.iter().cloned());
+                t.settings.push(
+                    mca(
+                        "btl_tcp_if_exclude",
+                        v.join(","),
+                        "TCP BTL: default exclusions (loopback, sppp) put back, plus the disabled interfaces",
+                    )
+                    .excluding(Knob::Mca("btl_tcp_if_include".into())),
+                );
+            }
+        }
+    }
+}
+
+/// The openib BTL's `dev:port` list and what InfiniBand, RoCE and iWARP need besides.
+fn open_mpi_openib_ports(chosen: &Chosen, t: &mut Translation) {
+    let has = |k: &[VerbsKind]| chosen.ports.iter().any(|p| k.contains(&p.kind));
+    let openib: Vec<String> = chosen
+        .ports
+        .iter()
+        .filter(|p| OPENIB_KINDS.contains(&p.kind))
+        .map(|p| p.id())
+        .collect();
+    if !openib.is_empty() {
+        t.settings.push(
+            mca(
+                "btl_openib_if_include",
+                openib.join(","),
+                "openib BTL: the selected dev:port",
+            )
+            .excluding(Knob::Mca("btl_openib_if_exclude".into())),
+        );
+        if has(&[VerbsKind::Infiniband]) {
+            t.settings.push(mca(
+                "btl_openib_allow_ib",
+                "1",
+                "Open MPI 4 refuses InfiniBand in openib unless allowed",
+            ));
+        }
+        if has(&[VerbsKind::Roce, VerbsKind::Iwarp]) {
+            t.settings.push(mca(
+                "btl_openib_cpc_include",
+                "rdmacm",
+                "RoCE and iWARP connect through RDMA CM",
+            ));
+        }
+    }
+}
+
+/// The usnic BTL's devices.
+fn open_mpi_usnic_devices(chosen: &Chosen, t: &mut Translation) {
+    let usnic: Vec<String> = chosen
+        .ports
+        .iter()
+        .filter(|p| p.kind == VerbsKind::Usnic)
+        .map(|p| p.device.clone())
+        .collect();
+    if !usnic.is_empty() {
+        t.settings.push(
+            mca(
+                "btl_usnic_if_include",
+                usnic.join(","),
+                "usnic BTL: the selected devices",
+            )
+            .excluding(Knob::Mca("btl_usnic_if_exclude".into())),
+        );
+    }
+}
+
+/// `pml ucx`: shared memory and loopback BTLs only, the gate of pml ucx opened where the
+/// selection is not mlx* RDMA, and UCX's device list.
+fn open_mpi_ucx(chosen: &Chosen, sm: &str, t: &mut Translation) {
+    let pml = |v: &str| open_mpi_pml(chosen, v);
+    let net_free_btl = || open_mpi_net_free_btl(sm);
+    t.settings.push(pml("ucx"));
+    t.settings.push(net_free_btl());
+    // Open MPI's pml ucx refuses to run unless it sees an mlx* device with an
+    // RDMA transport (pml_ucx_devices=mlx*, pml_ucx_tls=rc_verbs,...); a
+    // selection of TCP interfaces or other RDMA NICs needs that gate opened.
+    let gated = !chosen.ip.is_empty() || chosen.ports.iter().any(|p| !p.device.starts_with("mlx"));
+    if gated {
+        let why = "pml ucx only accepts mlx* RDMA devices by default; the selection names others";
+        t.settings.push(mca("pml_ucx_tls", "any", why));
+        t.settings.push(mca("pml_ucx_devices", "any", why));
+    }
+    t.settings.push(env(
+        "UCX_NET_DEVICES",
+        ucx_devices(chosen),
+        "UCX: only these devices (dev:port for RDMA, interface names for TCP)",
+    ));
+}
+
+/// `pml cm` with `mtl psm2` (Omni-Path): the HFI unit and port.
+fn open_mpi_psm2(chosen: &Chosen, sm: &str, t: &mut Translation) {
+    let pml = |v: &str| open_mpi_pml(chosen, v);
+    let net_free_btl = || open_mpi_net_free_btl(sm);
+    t.settings.push(pml("cm"));
+    t.settings
+        .push(mca("mtl", "psm2", "Omni-Path through PSM2"));
+    t.settings.push(net_free_btl());
+    if let Some(p) = chosen.ports.first() {
+        let unit = p.device.rsplit('_').next().unwrap_or("0").to_string();
+        t.settings.push(env(
+            "HFI_UNIT",
+            unit,
+            format!("PSM2: the HFI of {}", p.device),
+        ));
+        t.settings.push(env(
+            "HFI_PORT",
+            p.port.to_string(),
+            "PSM2: the selected port",
+        ));
+    }
+}
+
+/// `pml cm` with `mtl psm` (TrueScale): the unit and port.
+fn open_mpi_psm(chosen: &Chosen, sm: &str, t: &mut Translation) {
+    let pml = |v: &str| open_mpi_pml(chosen, v);
+    let net_free_btl = || open_mpi_net_free_btl(sm);
+    t.settings.push(pml("cm"));
+    t.settings
+        .push(mca("mtl", "psm", "TrueScale (qib) InfiniBand through PSM"));
+    t.settings.push(net_free_btl());
+    if let Some(p) = chosen.ports.first() {
+        let unit: String = p
+            .device
+            .chars()
+            .rev()
+            .take_while(char::is_ascii_digit)
+            .collect::<Vec<_>>()
+            .into_iter()
+            .rev()
+            .collect();
+        let unit = if unit.is_empty() {
+            "0".to_string()
+        } else {
+            unit
+        };
+        t.settings.push(env(
+            "IPATH_UNIT",
+            unit,
+            format!("PSM: the unit of {}", p.device),
+        ));
+        t.settings.push(env(
+            "IPATH_PORT",
+            p.port.to_string(),
+            "PSM: the selected port",
+        ));
+    }
+}
+
+/// `pml cm` with `mtl ofi`: the provider, then libfabric's own settings.
+fn open_mpi_ofi(chosen: &Chosen, prov: Provider, sm: &str, t: &mut Translation) {
+    let pml = |v: &str| open_mpi_pml(chosen, v);
+    let net_free_btl = || open_mpi_net_free_btl(sm);
+    t.settings.push(pml("cm"));
+    t.settings.push(mca("mtl", "ofi", "the OFI MTL"));
+    t.settings.push(net_free_btl());
+    if prov == Provider::Tcp {
+        t.settings.push(
+            mca(
+                "mtl_ofi_provider_exclude",
+                "shm,sockets",
+                "the default exclude list contains tcp; overridden so the tcp provider can be used",
+            )
+            .excluding(Knob::Mca("mtl_ofi_provider_include".into())),
+        );
+    } else {
+        t.settings.push(
+            mca(
+                "mtl_ofi_provider_include",
+                prov.fi_name(),
+                "OFI MTL: only this provider",
+            )
+            .excluding(Knob::Mca("mtl_ofi_provider_exclude".into())),
+        );
+    }
+    ofi_settings(chosen, prov, t);
 }
 
 /// One-sided and collective components that move data themselves, steered with the rest:
