@@ -31,31 +31,50 @@ pub fn run(
     parsed: Result<Options, clap::Error>,
     network: benchkit::network::Outcome,
 ) -> Result<(), Agreed> {
-    let rank = world.rank();
-    let options = match parsed {
-        Ok(options) => options,
-        Err(e) if e.exit_code() == 0 => {
-            // --help, --version: rank 0 prints, and every rank leaves with its outcome.
-            let printed = match rank {
-                0 => outfile::stdout::write(&e.render().to_string()).map_err(stdout_failure),
-                _ => Ok(()),
-            };
-            return agree(world, printed);
-        }
-        Err(e) => {
-            let message = format!("{}", e.render());
-            return agree(world, Err(Failure::new(Exit::Usage.code(), message)));
-        }
+    let Some(options) = options_or_leave(world, parsed)? else {
+        return Ok(());
     };
     // The selection: agreed, checked across hosts (warnings, or errors with --strict).
     let network = benchkit::network::agree_selection(world, network, options.network.strict, "")?
         .map(|applied| applied.summary);
+    let config = checked_config(world, &options)?;
+    let mut results = Results::begin(world, &options, &config, network)?;
+    let checked = measure_sizes(world, &options, &config, &mut results)?;
+    let verdict = validation_verdict(world, &config, checked);
+    let finished = results.finish(&config, verdict.summary);
+    agree(world, finished)?;
+    agree(world, verdict.local)
+}
+
+/// The options; `None` after `--help` or `--version`, which rank 0 has printed (every
+/// rank leaves with exit 0); a usage error is every rank's exit 2.
+fn options_or_leave(
+    world: &SimpleCommunicator,
+    parsed: Result<Options, clap::Error>,
+) -> Result<Option<Options>, Agreed> {
+    let outcome = match parsed {
+        Ok(options) => Ok(Some(options)),
+        Err(e) if e.exit_code() == 0 => match world.rank() {
+            0 => outfile::stdout::write(&e.render().to_string())
+                .map(|()| None)
+                .map_err(stdout_failure),
+            _ => Ok(None),
+        },
+        Err(e) => Err(Failure::new(Exit::Usage.code(), format!("{}", e.render()))),
+    };
+    agree(world, outcome)
+}
+
+/// The run's configuration, checked against the world and this host (agreed), and what
+/// each node's ranks are about to allocate against its memory: refused before
+/// allocating.
+fn checked_config(world: &SimpleCommunicator, options: &Options) -> Result<Config, Agreed> {
     let limits = HostLimits {
         available_bytes: crate::host::memory_available(),
         request_bytes: std::mem::size_of::<mpi::ffi::MPI_Request>() as u64,
         page_bytes: PAGE as u64,
     };
-    let checked = Config::check(&options, world.size() as usize, limits).map_err(|d| {
+    let checked = Config::check(options, world.size() as usize, limits).map_err(|d| {
         Failure::new(
             Exit::Usage.code(),
             format!("{d}\nUsage: {USAGE}\nRun 'sqmr --help' for more.\n"),
@@ -63,8 +82,8 @@ pub fn run(
     });
     let config = agree(world, checked)?;
     // What each rank is about to allocate, summed over the ranks of each node, against
-    // the node's MemAvailable and the job's memory cgroup: refused before allocating.
-    let need = u64::try_from(config.rank_bytes(rank as usize, limits)).unwrap_or(u64::MAX);
+    // the node's MemAvailable and the job's memory cgroup.
+    let need = u64::try_from(config.rank_bytes(world.rank() as usize, limits)).unwrap_or(u64::MAX);
     let fits = benchkit::memory::agree_fits(world, need).map_err(|m| {
         Failure::new(
             Exit::Usage.code(),
@@ -72,48 +91,119 @@ pub fn run(
         )
     });
     agree(world, fits)?;
+    Ok(config)
+}
 
-    let files = match rank {
-        0 => create_outputs(&options),
-        _ => Ok((None, None)),
-    };
-    let (mut json, mut csv) = agree(world, files)?;
+/// Where the results go: on rank 0 the document and the `--json` and `--csv` files
+/// (each rewritten whole as its next version), elsewhere nothing.
+struct Results {
+    document: Option<Document>,
+    json: Option<OutputFile>,
+    csv: Option<OutputFile>,
+    repeats: bool,
+}
 
-    let started = chrono::Local::now();
-    let hosts = benchkit::gather_strings(world, 0, &benchkit::processor_name());
-    let topology = Topology {
-        num_cores: config.num_cores,
-        num_nbors: config.num_nbors,
-    };
-    let mut document = hosts.map(|hosts| {
-        let placement = Placement::check(&topology, &hosts);
-        let environment = Environment {
-            mpi_library: benchkit::library_version(),
-            ranks: hosts.len(),
-            core_hosts: hosts[..config.num_cores].to_vec(),
-            hosts,
+impl Results {
+    /// Reserves the files, gathers the hosts, and writes the preamble and the first
+    /// version of each file (no sizes yet, "complete": false). Collective.
+    fn begin(
+        world: &SimpleCommunicator,
+        options: &Options,
+        config: &Config,
+        network: Option<String>,
+    ) -> Result<Self, Agreed> {
+        let files = match world.rank() {
+            0 => create_outputs(options),
+            _ => Ok((None, None)),
         };
-        let mut doc = Document::new(config.clone(), started.to_rfc3339(), environment, placement);
-        doc.network_selection = network.clone();
-        doc
-    });
-    // The preamble, and the first version of each file (no sizes yet, "complete": false).
-    let repeats = config.repeats();
-    let begun = match &document {
-        Some(doc) => write_output(&mut json, || doc.to_json())
-            .and_then(|()| write_output(&mut csv, || csv::render(&doc.sizes, repeats)))
-            .and_then(|()| {
-                outfile::stdout::write(&preamble(&config, doc, options.verbose, &started))
-                    .map_err(stdout_failure)
-            }),
-        None => Ok(()),
-    };
-    agree(world, begun)?;
+        let (json, csv) = agree(world, files)?;
+        let started = chrono::Local::now();
+        let hosts = benchkit::gather_strings(world, 0, &benchkit::processor_name());
+        let topology = Topology {
+            num_cores: config.num_cores,
+            num_nbors: config.num_nbors,
+        };
+        let document = hosts.map(|hosts| {
+            let placement = Placement::check(&topology, &hosts);
+            let environment = Environment {
+                mpi_library: benchkit::library_version(),
+                ranks: hosts.len(),
+                core_hosts: hosts[..config.num_cores].to_vec(),
+                hosts,
+            };
+            let mut doc =
+                Document::new(config.clone(), started.to_rfc3339(), environment, placement);
+            doc.network_selection = network;
+            doc
+        });
+        let mut results = Results {
+            document,
+            json,
+            csv,
+            repeats: config.repeats(),
+        };
+        let begun = results
+            .write_files()
+            .and_then(|()| match &results.document {
+                Some(doc) => {
+                    outfile::stdout::write(&preamble(config, doc, options.verbose, &started))
+                        .map_err(stdout_failure)
+                }
+                None => Ok(()),
+            });
+        agree(world, begun)?;
+        Ok(results)
+    }
 
-    // SIGINT/SIGTERM: every rank stops after the same size, the files keep what was done.
+    /// Writes the document's next version to the `--json` and `--csv` files.
+    fn write_files(&mut self) -> Result<(), Failure> {
+        let Some(doc) = &self.document else {
+            return Ok(());
+        };
+        let repeats = self.repeats;
+        write_output(&mut self.json, || doc.to_json())
+            .and_then(|()| write_output(&mut self.csv, || csv::render(&doc.sizes, repeats)))
+    }
+
+    /// Adds a measured size: the files first, which keep it even if the table cannot be
+    /// printed, then its row.
+    fn add(&mut self, step: schedule::Step, size: SizeResult) -> Result<(), Failure> {
+        let Some(doc) = &mut self.document else {
+            return Ok(());
+        };
+        let row = text::row(step.msgsize, step.iters, &size.rates);
+        doc.sizes.push(size);
+        self.write_files()
+            .and_then(|()| outfile::stdout::line(&row).map_err(stdout_failure))
+    }
+
+    /// The last version: `--validate`'s summary, "complete": true, and the `#` lines
+    /// after the rows. Only the JSON changes (the CSV rows are all written).
+    fn finish(&mut self, config: &Config, validation: Option<Validation>) -> Result<(), Failure> {
+        let Some(doc) = &mut self.document else {
+            return Ok(());
+        };
+        doc.validation = validation;
+        doc.complete = true;
+        let doc = &*doc;
+        write_output(&mut self.json, || doc.to_json())
+            .and_then(|()| outfile::stdout::write(&postscript(doc, config)).map_err(stdout_failure))
+    }
+}
+
+/// Measures every size of the schedule, each result agreed written before the next;
+/// SIGINT or SIGTERM stops every rank after the same size, the files keeping what was
+/// done. Returns what `--validate` checked on this rank.
+fn measure_sizes(
+    world: &SimpleCommunicator,
+    options: &Options,
+    config: &Config,
+    results: &mut Results,
+) -> Result<Checked, Agreed> {
+    let rank = world.rank();
     let interrupt = benchkit::interrupt::Interrupt::install("sqmr");
     let corrupt = options.corrupt_one_message && rank as usize == config.num_cores;
-    let mut runner = Runner::new(world, &config, corrupt);
+    let mut runner = Runner::new(world, config, corrupt);
     let plan = config.plan();
     for step in schedule::steps(config.min_msgsize, config.max_msgsize, config.num_iters) {
         let msgs = messages(
@@ -128,17 +218,9 @@ pub fn run(
                 .msgs_per_s
         };
         let measured = runner.measure(step, &plan, average);
-        let result = measured.and_then(|m| SizeResult::from_samples(step, msgs, m));
-        let written = match (&mut document, result) {
-            (Some(doc), Some(size)) => {
-                let row = text::row(step.msgsize, step.iters, &size.rates);
-                doc.sizes.push(size);
-                // The files first: they keep the size even if the table cannot be printed.
-                write_output(&mut json, || doc.to_json())
-                    .and_then(|()| write_output(&mut csv, || csv::render(&doc.sizes, repeats)))
-                    .and_then(|()| outfile::stdout::line(&row).map_err(stdout_failure))
-            }
-            _ => Ok(()),
+        let written = match measured.and_then(|m| SizeResult::from_samples(step, msgs, m)) {
+            Some(size) => results.add(step, size),
+            None => Ok(()),
         };
         agree(world, written)?;
         if let Some(signal) = interrupt.agree(world) {
@@ -155,21 +237,7 @@ pub fn run(
             });
         }
     }
-
-    let verdict = validation_verdict(world, &config, runner.checked);
-    let finished = match &mut document {
-        Some(doc) => {
-            doc.validation = verdict.summary;
-            doc.complete = true;
-            // The CSV rows are all written; only the JSON changes at the end.
-            write_output(&mut json, || doc.to_json()).and_then(|()| {
-                outfile::stdout::write(&postscript(doc, &config)).map_err(stdout_failure)
-            })
-        }
-        None => Ok(()),
-    };
-    agree(world, finished)?;
-    agree(world, verdict.local)
+    Ok(runner.checked)
 }
 
 /// Everything standard output carries before the first row: `--verbose`'s lines and the
