@@ -57,7 +57,7 @@ bench-gluster: build build-mpich4
 ## crates' tests (runs, network-selection proofs, Slurm) on each of the other four MPIs.
 ## The ReFrame checks under reframe/ run inside it, through ReFrame, on the local system
 ## and the local Slurm, for the MPIs of XYLEM_REFRAME_MPIS (default openmpi4 mpich4):
-## crates/slurmtest/tests/reframe.rs, part of slurmtest's tests in each part.
+## testing/slurmtest/tests/reframe.rs, part of slurmtest's tests in each part.
 ## Each part prints its wall time (BENCHMARKS.md quotes them).
 test: deps lint test-mpi-free $(addprefix test-,$(MPIS))
 

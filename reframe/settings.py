@@ -3,7 +3,7 @@
 - ``xylem-local``: the machine as a laptop; its ranks start with the local launcher
   of each MPI, ``mpirun`` (Open MPI) or ``mpiexec.hydra`` (MPICH, Intel MPI), one
   partition each.
-- ``xylem-slurm``: the local multi-node Slurm that ``crates/slurmtest`` starts (one
+- ``xylem-slurm``: the local multi-node Slurm that ``testing/slurmtest`` starts (one
   slurmctld, a slurmd per node, no accounting daemon): jobs go in with ``sbatch``, are
   watched with ``squeue`` (ReFrame's ``squeue`` scheduler needs no ``sacct``) and launch
   with ``srun``. Clients find that cluster through ``SLURM_CONF``.
@@ -127,7 +127,7 @@ site_configuration = {
         },
         {
             'name': 'xylem-slurm',
-            'descr': 'the local multi-node Slurm of crates/slurmtest (SLURM_CONF)',
+            'descr': 'the local multi-node Slurm of testing/slurmtest (SLURM_CONF)',
             'hostnames': ['.*'],
             'modules_system': 'nomod',
             'partitions': [

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Scale runs of sqmr under srun on a local Slurm of 16 nodes (crates/slurmtest, as root):
+# Scale runs of sqmr under srun on a local Slurm of 16 nodes (testing/slurmtest, as root):
 # MPICH at 128 ranks (64 cores x 1 neighbour), Open MPI at 32 ranks (16 x 1), placed by the
 # place crate, small sizes. Wall times go to bench/out/slurm-scale.txt (one line per run,
 # with the command). Not part of `make test`.

@@ -2,7 +2,7 @@
 # Installs what xylem needs on Debian/Ubuntu: both MPI libraries (Open MPI and MPICH),
 # libclang for the mpi crate's bindings, iproute2 for the multi-host tests, Python for
 # the benchmark scripts, Slurm (controller, node daemon, client) for the local multi-node
-# Slurm tests (crates/slurmtest), DejaVu fonts for the text of `xylem plot`'s pictures,
+# Slurm tests (testing/slurmtest), DejaVu fonts for the text of `xylem plot`'s pictures,
 # fincore (util-linux-extra on Debian 12; part of util-linux on older releases) for the
 # test that --drop-cache empties the page cache, GlusterFS (server and FUSE client) for
 # b_eff_io on a distributed file system across the namespace hosts; then the three MPI libraries that come as

@@ -2,7 +2,7 @@
 # Installs ReFrame (reframe-hpc from the Python registry, pinned) into a virtual
 # environment of its own, .reframe/ in the checkout (XYLEM_REFRAME_ROOT overrides), for
 # the ReFrame checks under reframe/ (`make reframe`, and `make test` through
-# crates/slurmtest/tests/reframe.rs). Called by scripts/install-deps.sh. Idempotent: an
+# testing/slurmtest/tests/reframe.rs). Called by scripts/install-deps.sh. Idempotent: an
 # installation whose stamp names the same version is left alone.
 set -euo pipefail
 
