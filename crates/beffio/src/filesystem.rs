@@ -184,9 +184,9 @@ impl FileSystem {
                 "; this file system's clients do not see each other's writes through open \
                  files (checked at start), so ranks got overlapping offsets{}",
                 if self.mount.fs_type == "fuse.glusterfs" {
-                    ": mount it with -o direct-io-mode=enable (no kernel page cache) and turn \
-                     the clients' write-behind off (gluster volume set VOLUME \
-                     performance.write-behind off)"
+                    ": a mount with -o direct-io-mode=enable (no kernel page cache) and the \
+                     clients' write-behind off (gluster volume set VOLUME \
+                     performance.write-behind off) makes such overlaps rarer, not impossible"
                 } else {
                     ""
                 }
