@@ -41,8 +41,13 @@ const TO_DEV_FULL: &str = r#"exec "$0" "$@" >/dev/full"#;
 /// sqmr's.
 const TO_CLOSED_PIPE: &str = r#"set -o pipefail; "$0" "$@" | true"#;
 
+/// The lines of the job's own standard error (the launcher's banners and teardown lines
+/// left out, [`mpitest::program_lines`]) that contain `needle`.
 fn lines_with<'a>(text: &'a str, needle: &str) -> Vec<&'a str> {
-    text.lines().filter(|l| l.contains(needle)).collect()
+    mpitest::program_lines(text)
+        .into_iter()
+        .filter(|l| l.contains(needle))
+        .collect()
 }
 
 fn read_json(path: &Path) -> serde_json::Value {
