@@ -70,13 +70,16 @@ pub fn mark_kept(dir: &Path) -> Result<(), String> {
         .map_err(|e| format!("cannot write '{}': {}", marker.display(), cause(&e)))
 }
 
-/// Removes the run directory and everything in it. Other ranks may be removing it at
-/// the same time (after a signal) or still creating files in it, so a failed attempt is
-/// retried for up to a second, until the directory is gone.
+/// Removes the run directory and everything in it, the owner marker last: a removal cut
+/// short (the launcher's SIGKILL after its SIGTERM, say, while gigabytes are unlinked)
+/// leaves a directory that still says whose it was, so the next run reports it and
+/// `--clean` may remove it. Other ranks may be removing it at the same time (after a
+/// signal) or still creating files in it, so a failed attempt is retried for up to a
+/// second, until the directory is gone.
 pub fn remove(dir: &Path) -> Result<(), String> {
     let deadline = std::time::Instant::now() + std::time::Duration::from_secs(1);
     loop {
-        match std::fs::remove_dir_all(dir) {
+        match remove_marker_last(dir) {
             Ok(()) => return Ok(()),
             Err(e) if e.kind() == ErrorKind::NotFound && !dir.exists() => return Ok(()),
             Err(e) if std::time::Instant::now() >= deadline => {
@@ -85,6 +88,26 @@ pub fn remove(dir: &Path) -> Result<(), String> {
             Err(_) => std::thread::sleep(std::time::Duration::from_millis(2)),
         }
     }
+}
+
+/// Every entry of `dir` but the owner marker, then the marker and `dir` itself.
+fn remove_marker_last(dir: &Path) -> std::io::Result<()> {
+    for entry in std::fs::read_dir(dir)? {
+        let entry = entry?;
+        if entry.file_name() == OWNER_FILE {
+            continue;
+        }
+        let removed = if entry.file_type()?.is_dir() {
+            std::fs::remove_dir_all(entry.path())
+        } else {
+            std::fs::remove_file(entry.path())
+        };
+        match removed {
+            Err(e) if e.kind() != ErrorKind::NotFound => return Err(e),
+            _ => {}
+        }
+    }
+    std::fs::remove_dir_all(dir)
 }
 
 /// A plain description of an I/O error (with the errno text).
@@ -528,6 +551,36 @@ mod tests {
         let _ = std::fs::remove_dir_all(&base);
         std::fs::create_dir_all(&base).unwrap();
         base
+    }
+
+    #[test]
+    fn a_removal_cut_short_keeps_the_owner_marker() {
+        // A mount point in the run directory cannot be unlinked (EBUSY): the removal stops
+        // there, as a SIGKILL during it would, and the marker must still be in place.
+        if !std::fs::metadata("/proc/self").is_ok_and(|m| m.uid() == 0) {
+            return mpitest::unavailable("mounting a tmpfs inside a run directory needs root");
+        }
+        let base = scratch("cut");
+        let dir = create(&base, "t", 1).unwrap();
+        for name in ["a", "b", "c"] {
+            std::fs::write(dir.join(name), b"x").unwrap();
+        }
+        let busy = dir.join("busy");
+        std::fs::create_dir(&busy).unwrap();
+        let mounted = std::process::Command::new("mount")
+            .args(["-t", "tmpfs", "-o", "size=1m", "tmpfs"])
+            .arg(&busy)
+            .status()
+            .unwrap();
+        assert!(mounted.success());
+        let removed = remove(&dir);
+        let marker_left = dir.join(OWNER_FILE).exists();
+        let _ = std::process::Command::new("umount").arg(&busy).status();
+        assert!(removed.is_err(), "{removed:?}");
+        assert!(marker_left, "the marker went before the rest");
+        remove(&dir).unwrap();
+        assert!(!dir.exists());
+        std::fs::remove_dir_all(&base).unwrap();
     }
 
     #[test]
