@@ -59,7 +59,8 @@ record() {
   printf 'fault-cases: %-44s exit %-3s %6s s  %s\n' "$1" "$3" "$4" "$5" >&2
 }
 
-# timed CMD…: runs CMD (60 s limit), sets $code and $secs, stderr in $work/err.
+# timed CMD…: runs CMD (60 s limit), sets $code and $secs, stderr in $work/err;
+# `timed mpi N PROGRAM…` runs PROGRAM on N ranks under the launcher.
 timed() {
   local t0 t1
   if [ "$1" = mpi ]; then
@@ -73,7 +74,6 @@ timed() {
   secs=$(printf '%.1f' "$(echo "$t1 - $t0" | bc)")
 }
 
-mpi() { "${launcher[@]}" -n "$1" "${@:2}"; }
 # The pid of rank 0 (or the highest rank with "last") of PROGRAM, from the ranks' environment.
 rank_pid() { # PROGRAM first|last
   local p r best="" bestrank=""
@@ -150,7 +150,7 @@ record "second run, same --json, first alive" 2 "$code" "$secs" "$(grep -m1 -i '
 wait "$first"
 
 # 8. Signals: SIGINT to rank 0, SIGTERM to the launcher, SIGKILL of one rank.
-signal_case() { # CASE EXPECTED SIGNAL WHO PROGRAM ARGS…
+signal_case() { # CASE EXPECTED SIGNAL WHO PROGRAM ARGS…  (WHO: launcher, first or last rank)
   local label=$1 expected=$2 sig=$3 who=$4
   shift 4
   "${launcher[@]}" -n 2 "$@" >/dev/null 2>"$work/err" &
@@ -159,7 +159,7 @@ signal_case() { # CASE EXPECTED SIGNAL WHO PROGRAM ARGS…
   if [ "$who" = launcher ]; then
     target=$job
   else
-    target=$(rank_pid "$1" first)
+    target=$(rank_pid "$1" "$who")
   fi
   t0=$(date +%s.%N)
   kill -s "$sig" "$target"
@@ -168,24 +168,14 @@ signal_case() { # CASE EXPECTED SIGNAL WHO PROGRAM ARGS…
   t1=$(date +%s.%N)
   sleep 1
   record "$label" "$expected" "$code" "$(printf '%.1f' "$(echo "$t1 - $t0" | bc)")" \
-    "seconds from the signal; $(pgrep -fc "^$1 ") of its processes left 1 s later"
+    "seconds from the signal, the launcher's code; $(pgrep -fc "^$1 ") of its processes left 1 s later"
 }
-signal_case "sqmr: SIGINT to rank 0" 130 INT rank "$bin/sqmr" --num_iters 200000 --json "$work/int.json"
-signal_case "sqmr: SIGTERM to rank 0" 143 TERM rank "$bin/sqmr" --num_iters 200000 --json "$work/term.json"
+signal_case "sqmr: SIGINT to rank 0" 130 INT first "$bin/sqmr" --num_iters 200000 --json "$work/int.json"
+signal_case "sqmr: SIGTERM to rank 0" 143 TERM first "$bin/sqmr" --num_iters 200000 --json "$work/term.json"
 signal_case "sqmr: SIGTERM to the launcher" "$on_launcher_term" TERM launcher "$bin/sqmr" --num_iters 200000
-signal_case "b_eff_io: SIGTERM to rank 0" 143 TERM rank "$bin/b_eff_io" -T 60 -p "$work" --memory-per-process 8M
+signal_case "b_eff_io: SIGTERM to rank 0" 143 TERM first "$bin/b_eff_io" -T 60 -p "$work" --memory-per-process 8M
 signal_case "b_eff_io: SIGTERM to the launcher" "$on_launcher_term" TERM launcher "$bin/b_eff_io" -T 60 -p "$work" --memory-per-process 8M
-"${launcher[@]}" -n 2 "$bin/b_eff_io" -T 60 -p "$work" --memory-per-process 8M --json "$work/killed.json" >/dev/null 2>&1 &
-job=$!
-sleep 4
-t0=$(date +%s.%N)
-kill -KILL "$(rank_pid "$bin/b_eff_io" last)"
-wait "$job"
-code=$?
-t1=$(date +%s.%N)
-secs=$(printf '%.1f' "$(echo "$t1 - $t0" | bc)")
-sleep 1
-record "b_eff_io: SIGKILL of one rank" non-zero "$code" "$secs" "seconds from the signal (the launcher's code)"
+signal_case "b_eff_io: SIGKILL of one rank" non-zero KILL last "$bin/b_eff_io" -T 60 -p "$work" --memory-per-process 8M --json "$work/killed.json"
 timed mpi 2 "$bin/b_eff_io" -T 4 -p "$work" --memory-per-process 8M --json "$work/killed.json"
 record "the next run with the killed run's --json" 0 "$code" "$secs" "$(grep -m1 -o 'which is gone, is replaced' "$work/err")"
 timed "$bin/b_eff_io" --clean "$work"

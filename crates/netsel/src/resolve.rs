@@ -496,10 +496,13 @@ fn enable(
 ) -> Chosen {
     let mut out = Chosen::default();
     for (item, m) in per_item {
-        let mut hit = false;
+        if !c.reached_by(m) {
+            out.unmatched
+                .push(miss(host, selection.mode, item, m, &c.left_out));
+            continue;
+        }
         for name in &m.ip {
             let Some(n) = c.netdev(name) else { continue };
-            hit = true;
             let at = match out.ip.iter().position(|u| &u.name == name) {
                 Some(at) => at,
                 None => {
@@ -517,7 +520,6 @@ fn enable(
             let Some((v, p)) = c.port(dev, *num) else {
                 continue;
             };
-            hit = true;
             let at = match out
                 .ports
                 .iter()
@@ -535,26 +537,21 @@ fn enable(
                 .reasons
                 .push(format!("{} port named by --enable item `{item}`", v.kind));
         }
-        if hit {
-            out.items.push(ItemMatch {
-                item: (*item).clone(),
-                ip: m
-                    .ip
-                    .iter()
-                    .filter(|n| c.netdev(n).is_some())
-                    .cloned()
-                    .collect(),
-                ports: m
-                    .ports
-                    .iter()
-                    .filter(|(d, n)| c.port(d, *n).is_some())
-                    .map(|(d, n)| format!("{d}:{n}"))
-                    .collect(),
-            });
-        } else {
-            out.unmatched
-                .push(miss(host, selection.mode, item, m, &c.left_out));
-        }
+        out.items.push(ItemMatch {
+            item: (*item).clone(),
+            ip: m
+                .ip
+                .iter()
+                .filter(|n| c.netdev(n).is_some())
+                .cloned()
+                .collect(),
+            ports: m
+                .ports
+                .iter()
+                .filter(|(d, n)| c.port(d, *n).is_some())
+                .map(|(d, n)| format!("{d}:{n}"))
+                .collect(),
+        });
     }
     let list = selection.list();
     for n in c.ip.clone() {

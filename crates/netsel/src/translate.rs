@@ -196,8 +196,7 @@ fn open_mpi_net_free_btl(sm: &str) -> Setting {
 /// `pml ob1`: the BTLs of the selected networks (tcp, openib, usnic) and each one's
 /// interface or device list.
 fn open_mpi_ob1(res: &Resolution, chosen: &Chosen, sm: &str, t: &mut Translation) {
-    let pml = |v: &str| open_mpi_pml(chosen, v);
-    t.settings.push(pml("ob1"));
+    t.settings.push(open_mpi_pml(chosen, "ob1"));
     let mut btls = vec!["self".to_string(), sm.to_string()];
     let has = |k: &[VerbsKind]| chosen.ports.iter().any(|p| k.contains(&p.kind));
     if !chosen.ip.is_empty() {
@@ -309,10 +308,8 @@ fn open_mpi_usnic_devices(chosen: &Chosen, t: &mut Translation) {
 /// `pml ucx`: shared memory and loopback BTLs only, the gate of pml ucx opened where the
 /// selection is not mlx* RDMA, and UCX's device list.
 fn open_mpi_ucx(chosen: &Chosen, sm: &str, t: &mut Translation) {
-    let pml = |v: &str| open_mpi_pml(chosen, v);
-    let net_free_btl = || open_mpi_net_free_btl(sm);
-    t.settings.push(pml("ucx"));
-    t.settings.push(net_free_btl());
+    t.settings.push(open_mpi_pml(chosen, "ucx"));
+    t.settings.push(open_mpi_net_free_btl(sm));
     // Open MPI's pml ucx refuses to run unless it sees an mlx* device with an
     // RDMA transport (pml_ucx_devices=mlx*, pml_ucx_tls=rc_verbs,...); a
     // selection of TCP interfaces or other RDMA NICs needs that gate opened.
@@ -331,12 +328,10 @@ fn open_mpi_ucx(chosen: &Chosen, sm: &str, t: &mut Translation) {
 
 /// `pml cm` with `mtl psm2` (Omni-Path): the HFI unit and port.
 fn open_mpi_psm2(chosen: &Chosen, sm: &str, t: &mut Translation) {
-    let pml = |v: &str| open_mpi_pml(chosen, v);
-    let net_free_btl = || open_mpi_net_free_btl(sm);
-    t.settings.push(pml("cm"));
+    t.settings.push(open_mpi_pml(chosen, "cm"));
     t.settings
         .push(mca("mtl", "psm2", "Omni-Path through PSM2"));
-    t.settings.push(net_free_btl());
+    t.settings.push(open_mpi_net_free_btl(sm));
     if let Some(p) = chosen.ports.first() {
         let unit = p.device.rsplit('_').next().unwrap_or("0").to_string();
         t.settings.push(env(
@@ -354,12 +349,10 @@ fn open_mpi_psm2(chosen: &Chosen, sm: &str, t: &mut Translation) {
 
 /// `pml cm` with `mtl psm` (TrueScale): the unit and port.
 fn open_mpi_psm(chosen: &Chosen, sm: &str, t: &mut Translation) {
-    let pml = |v: &str| open_mpi_pml(chosen, v);
-    let net_free_btl = || open_mpi_net_free_btl(sm);
-    t.settings.push(pml("cm"));
+    t.settings.push(open_mpi_pml(chosen, "cm"));
     t.settings
         .push(mca("mtl", "psm", "TrueScale (qib) InfiniBand through PSM"));
-    t.settings.push(net_free_btl());
+    t.settings.push(open_mpi_net_free_btl(sm));
     if let Some(p) = chosen.ports.first() {
         let unit: String = p
             .device
@@ -390,11 +383,9 @@ fn open_mpi_psm(chosen: &Chosen, sm: &str, t: &mut Translation) {
 
 /// `pml cm` with `mtl ofi`: the provider, then libfabric's own settings.
 fn open_mpi_ofi(chosen: &Chosen, prov: Provider, sm: &str, t: &mut Translation) {
-    let pml = |v: &str| open_mpi_pml(chosen, v);
-    let net_free_btl = || open_mpi_net_free_btl(sm);
-    t.settings.push(pml("cm"));
+    t.settings.push(open_mpi_pml(chosen, "cm"));
     t.settings.push(mca("mtl", "ofi", "the OFI MTL"));
-    t.settings.push(net_free_btl());
+    t.settings.push(open_mpi_net_free_btl(sm));
     if prov == Provider::Tcp {
         t.settings.push(
             mca(

@@ -698,6 +698,12 @@ impl Partition<'_> {
         t0: f64,
     ) -> Tally {
         let mut tally = Tally::default();
+        // Types 0, 1 and 4 call collectively (type 0 and `--noshared` type 1 through the
+        // strided view): the other ranks wait in each such call.
+        let collective = matches!(
+            p.ptype,
+            PatternType::Scatter | PatternType::Shared | PatternType::SegmentedCollective
+        );
         let cap = calls.cap();
         let mut batch = match calls {
             Calls::Exactly(n) => n,
@@ -705,7 +711,7 @@ impl Partition<'_> {
         };
         loop {
             for _ in 0..batch {
-                self.call(file, p, access, &mut tally);
+                self.call(file, p, access, collective, &mut tally);
             }
             if matches!(calls, Calls::Exactly(_)) || tally.done >= cap {
                 break;
@@ -723,13 +729,15 @@ impl Partition<'_> {
 
     /// The next call of pattern `p` (the `tally.done`-th), counted in `tally` with its
     /// first failure and the data errors it found. After a failure the rank passes over
-    /// its further calls, but for collective ones, which the other ranks wait in.
-    fn call(&mut self, file: &mut File, p: &Pattern, access: Access, tally: &mut Tally) {
-        let collective = self.strided(p.ptype)
-            || matches!(
-                p.ptype,
-                PatternType::Shared | PatternType::SegmentedCollective
-            );
+    /// its further calls, but for `collective` ones, which the other ranks wait in.
+    fn call(
+        &mut self,
+        file: &mut File,
+        p: &Pattern,
+        access: Access,
+        collective: bool,
+        tally: &mut Tally,
+    ) {
         if tally.first_error.is_some() && !collective {
             tally.done += 1;
             return;
