@@ -5,7 +5,8 @@
 # Slurm tests (testing/slurmtest), DejaVu fonts for the text of `xylem plot`'s pictures,
 # fincore (util-linux-extra on Debian 12; part of util-linux on older releases) for the
 # test that --drop-cache empties the page cache, GlusterFS (server and FUSE client) for
-# b_eff_io on a distributed file system across the namespace hosts; then the three MPI libraries that come as
+# b_eff_io on a distributed file system across the namespace hosts, strace for the tests that
+# check how every output file is created (O_EXCL|O_NOFOLLOW); then the three MPI libraries that come as
 # packages of the Python registry (scripts/install-mpis.sh: Open MPI 5, MPICH 5, Intel MPI,
 # each in a virtual environment of its own under .mpi/), and ReFrame for the checks
 # under reframe/ (scripts/install-reframe.sh: reframe-hpc, pinned, in .reframe/).
@@ -17,7 +18,7 @@ packages=(
   mpich libmpich-dev
   libclang-dev clang pkg-config
   iproute2 iputils-ping procps util-linux
-  python3 python3-venv time bc valgrind
+  python3 python3-venv time bc valgrind strace
   slurm-wlm slurmctld slurmd slurm-client libpmi2-0
   glusterfs-server glusterfs-client
   fonts-dejavu-core

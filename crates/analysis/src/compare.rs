@@ -10,6 +10,8 @@
 //! of the medians. Overlapping intervals do not prove the runs equal; they only show no
 //! difference the samples can vouch for.
 
+use std::collections::{BTreeMap, BTreeSet};
+
 use serde::Serialize;
 
 use beffio::patterns::type_label;
@@ -20,7 +22,7 @@ use sqmr::rates::Rate;
 use sqmr::report::json as sqmr_doc;
 
 use crate::error::Error;
-use crate::load::{one_kind, Document, Result, Run};
+use crate::load::{Document, Result, Run};
 
 /// A comparison of two results.
 #[derive(Debug, Clone, PartialEq, Serialize)]
@@ -126,9 +128,17 @@ pub fn apart(x: [f64; 2], y: [f64; 2]) -> bool {
     x[1] < y[0] || y[1] < x[0]
 }
 
-/// Compares `a` with `b` (of one kind).
+/// Compares `a` with `b` (of one kind), in time linear in their rows (and a log).
 pub fn compare(a: &Run, b: &Run) -> Result<Comparison> {
-    let kind = one_kind(&[a.clone(), b.clone()])?;
+    if a.kind() != b.kind() {
+        return Err(Error::MixedKinds {
+            first: a.source.clone(),
+            first_kind: a.kind().name(),
+            other: b.source.clone(),
+            other_kind: b.kind().name(),
+        });
+    }
+    let kind = a.kind();
     let (headline, rows) = match (&a.document, &b.document) {
         (Document::Sqmr(x), Document::Sqmr(y)) => sqmr_rows(x, y),
         (Document::BEffIo(x), Document::BEffIo(y)) => beffio_rows(x, y),
@@ -171,13 +181,13 @@ fn sqmr_rows<'a>(a: &'a sqmr_doc::Document, b: &'a sqmr_doc::Document) -> (Vec<R
             peak(b, sqmr_doc::Document::peak_bandwidth),
         ),
     ];
-    let mut sizes: Vec<u64> = a.sizes.iter().chain(&b.sizes).map(|s| s.msgsize).collect();
-    sizes.sort_unstable();
-    sizes.dedup();
+    let (by_a, by_b) = (
+        by_key(&a.sizes, |s| s.msgsize),
+        by_key(&b.sizes, |s| s.msgsize),
+    );
     let mut rows = Vec::new();
-    for size in sizes {
-        let find = |d: &'a sqmr_doc::Document| d.sizes.iter().find(|s| s.msgsize == size);
-        let (x, y) = (find(a), find(b));
+    for size in union(&by_a, &by_b) {
+        let (x, y) = (by_a.get(&size).copied(), by_b.get(&size).copied());
         for (unit, pick) in [
             ("msgs/s", (|r: &Rate| r.msgs_per_s) as fn(&Rate) -> f64),
             ("MiB/s", |r: &Rate| r.mib_per_s),
@@ -195,26 +205,37 @@ fn sqmr_rows<'a>(a: &'a sqmr_doc::Document, b: &'a sqmr_doc::Document) -> (Vec<R
     (headline, rows)
 }
 
-fn beffio_rows(a: &beffio_doc::Document, b: &beffio_doc::Document) -> (Vec<Row>, Vec<Row>) {
+/// The items of `list` by `key`, the first of each key.
+fn by_key<T, K: Ord>(list: &[T], key: impl Fn(&T) -> K) -> BTreeMap<K, &T> {
+    let mut map = BTreeMap::new();
+    for item in list {
+        map.entry(key(item)).or_insert(item);
+    }
+    map
+}
+
+/// The keys of both maps, ascending, each once.
+fn union<K: Ord + Copy, V>(a: &BTreeMap<K, V>, b: &BTreeMap<K, V>) -> Vec<K> {
+    let keys: BTreeSet<K> = a.keys().chain(b.keys()).copied().collect();
+    keys.into_iter().collect()
+}
+
+fn beffio_rows<'a>(
+    a: &'a beffio_doc::Document,
+    b: &'a beffio_doc::Document,
+) -> (Vec<Row>, Vec<Row>) {
     let mut headline = vec![Row::new(
         "b_eff_io".into(),
         "MB/s",
         Some(a.b_eff_io_mb_s),
         Some(b.b_eff_io_mb_s),
     )];
-    let mut parts: Vec<usize> = a
-        .partitions
-        .iter()
-        .chain(&b.partitions)
-        .map(|p| p.processes)
-        .collect();
-    parts.sort_unstable_by(|x, y| y.cmp(x));
-    parts.dedup();
-    let part =
-        |d: &'_ beffio_doc::Document, n| d.partitions.iter().find(|p| p.processes == n).cloned();
+    let by_processes = |d: &'a beffio_doc::Document| by_key(&d.partitions, |p| p.processes);
+    let (parts_a, parts_b) = (by_processes(a), by_processes(b));
     let mut rows = Vec::new();
-    for n in parts {
-        let (pa, pb) = (part(a, n), part(b, n));
+    // The largest partition first, as b_eff_io runs them.
+    for n in union(&parts_a, &parts_b).into_iter().rev() {
+        let (pa, pb) = (parts_a.get(&n).copied(), parts_b.get(&n).copied());
         let mut h = Row::new(
             format!("b_eff_io of partition n={n}"),
             "MB/s",
@@ -224,20 +245,12 @@ fn beffio_rows(a: &beffio_doc::Document, b: &beffio_doc::Document) -> (Vec<Row>,
         h.partition = Some(n);
         headline.push(h);
         for access in Access::ALL {
-            let list = |p: &Option<beffio_doc::Partition>| {
-                p.as_ref()
-                    .map(|p| p.access.of(access).to_vec())
-                    .unwrap_or_default()
+            let patterns = |p: Option<&'a beffio_doc::Partition>| {
+                by_key(p.map_or(&[][..], |p| p.access.of(access)), |p| p.number)
             };
-            let (la, lb) = (list(&pa), list(&pb));
-            let mut numbers: Vec<usize> = la.iter().chain(&lb).map(|p| p.number).collect();
-            numbers.sort_unstable();
-            numbers.dedup();
-            for number in numbers {
-                let (x, y) = (
-                    la.iter().find(|p| p.number == number),
-                    lb.iter().find(|p| p.number == number),
-                );
+            let (la, lb) = (patterns(pa), patterns(pb));
+            for number in union(&la, &lb) {
+                let (x, y) = (la.get(&number).copied(), lb.get(&number).copied());
                 let Some(shape) = x.or(y) else { continue };
                 let mut row = Row::new(
                     format!(

@@ -5,14 +5,10 @@ use std::path::PathBuf;
 /// An error of this crate.
 #[derive(Debug, thiserror::Error)]
 pub enum Error {
-    /// The file could not be read.
-    #[error("{path}: cannot read it: {source}")]
-    Read {
-        /// The file.
-        path: PathBuf,
-        /// Why.
-        source: std::io::Error,
-    },
+    /// The file could not be read: it is missing, not a regular file (a FIFO, a device),
+    /// or larger than [`crate::load::MAX_INPUT_BYTES`]. The message names it.
+    #[error("{0}")]
+    Read(#[from] outfile::input::InputError),
     /// The file is not JSON at all.
     #[error("{path}: not a JSON document: {source}")]
     NotJson {

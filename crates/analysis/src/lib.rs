@@ -6,7 +6,8 @@
 //! (`sqmr::report::json::Document::from_json`, `beffio::report::json::Document::from_json`,
 //! built without MPI), which also read the older schema versions.
 //!
-//! - [`load`]: read a file, tell its kind, give [`load::Run`] with a label;
+//! - [`load`]: read a file, tell its kind, give [`load::Run`] with a label; every input
+//!   file is read through [`read_input`]: a regular file of at most [`MAX_INPUT_BYTES`];
 //! - [`plot`]: the plots; [`compare`]: the comparisons;
 //! - [`perflog`]: ReFrame performance logs of xylem's checks, as series over time;
 //! - [`summary`]: a results folder's headline figures as Markdown.
@@ -21,4 +22,4 @@ pub mod plot;
 pub mod summary;
 
 pub use error::Error;
-pub use load::{load_file, parse, Kind, Result, Run};
+pub use load::{input_rules, load_file, parse, read_input, Kind, Result, Run, MAX_INPUT_BYTES};

@@ -58,12 +58,31 @@ impl Run {
     }
 }
 
+/// The most bytes read from one input file: a result's JSON, a perflog, a font. A result
+/// of 32 sizes with 1000 samples each from 128 core ranks is about 150 MB, a year of
+/// nightly perflog records well under 1 MB, so a larger file is the wrong file, refused
+/// before it fills memory.
+pub const MAX_INPUT_BYTES: u64 = 256 << 20;
+
+/// What the readers' `--help` says about their input files (and the man pages with it).
+pub fn input_rules() -> String {
+    format!(
+        "Input files must be regular files of at most {} MiB: a FIFO, a device or a larger \
+         file is refused, naming it. Values no run can give (negative or infinite rates, \
+         zero processes, ...) are refused, naming the field or column.",
+        MAX_INPUT_BYTES >> 20
+    )
+}
+
+/// The text of the input file `path`: a regular file of at most [`MAX_INPUT_BYTES`],
+/// read without blocking on a FIFO and without reading past the cap.
+pub fn read_input(path: &Path) -> Result<String> {
+    Ok(outfile::input::read_to_string(path, MAX_INPUT_BYTES)?)
+}
+
 /// Reads `path`; the label is `label` or the file's name without its `.json`.
 pub fn load_file(path: &Path, label: Option<&str>) -> Result<Run> {
-    let text = std::fs::read_to_string(path).map_err(|source| Error::Read {
-        path: path.to_path_buf(),
-        source,
-    })?;
+    let text = read_input(path)?;
     let document = parse(&text, path)?;
     let label = label
         .map(str::to_string)
@@ -86,9 +105,17 @@ pub fn default_label(path: &Path) -> String {
         .unwrap_or(name)
 }
 
+/// The one field that tells the kind of a document; the others are skipped unread.
+#[derive(serde::Deserialize)]
+struct Head {
+    benchmark: Option<serde_json::Value>,
+}
+
 /// Parses the JSON `text` of the file `path` (named in errors).
 pub fn parse(text: &str, path: &Path) -> Result<Document> {
-    let value: serde_json::Value = serde_json::from_str(text).map_err(|source| Error::NotJson {
+    // Checked as JSON first, without building a tree of it: the document's own reader
+    // builds the only one.
+    serde_json::from_str::<serde::de::IgnoredAny>(text).map_err(|source| Error::NotJson {
         path: path.to_path_buf(),
         source,
     })?;
@@ -96,9 +123,15 @@ pub fn parse(text: &str, path: &Path) -> Result<Document> {
         path: path.to_path_buf(),
         found,
     };
-    let kind = match value.get("benchmark") {
-        None if value.is_object() => return Err(unknown("no \"benchmark\" field".into())),
-        None => return Err(unknown("not a JSON object".into())),
+    // (serde would also read a struct from an array of its fields.)
+    let head = serde_json::from_str::<Head>(text)
+        .ok()
+        .filter(|_| text.trim_start().starts_with('{'));
+    let Some(head) = head else {
+        return Err(unknown("not a JSON object".into()));
+    };
+    let kind = match head.benchmark {
+        None => return Err(unknown("no \"benchmark\" field".into())),
         Some(serde_json::Value::String(s)) if s == "sqmr" => Kind::Sqmr,
         Some(serde_json::Value::String(s)) if s == "b_eff_io" => Kind::BEffIo,
         Some(other) => return Err(unknown(format!("\"benchmark\" is {other}"))),

@@ -16,7 +16,7 @@
 //! kept in the text but not applied.
 
 use chrono::{DateTime, NaiveDate, NaiveTime};
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::fmt::Write as _;
 use std::path::Path;
 
@@ -93,8 +93,76 @@ pub fn date_of(day: f64) -> String {
     )
 }
 
+/// A header line: its columns, and where each column a record needs is, found once per
+/// header so that a record is read in time linear in its fields.
+struct Header<'t> {
+    /// The column names.
+    columns: Vec<&'t str>,
+    /// The first position of every name.
+    index: HashMap<&'t str, usize>,
+    /// Per performance variable: its name, and the positions of its value, unit, result
+    /// and reference columns.
+    variables: Vec<VariableColumns<'t>>,
+}
+
+/// Where one variable's columns are.
+struct VariableColumns<'t> {
+    name: &'t str,
+    value: usize,
+    unit: Option<usize>,
+    result: Option<usize>,
+    reference: Option<usize>,
+}
+
+impl<'t> Header<'t> {
+    fn new(columns: Vec<&'t str>) -> Header<'t> {
+        let mut index = HashMap::with_capacity(columns.len());
+        for (k, c) in columns.iter().enumerate() {
+            index.entry(*c).or_insert(k);
+        }
+        let find = |name: String| index.get(name.as_str()).copied();
+        let variables = columns
+            .iter()
+            .enumerate()
+            .filter_map(|(k, c)| {
+                let name = c.strip_suffix("_value")?;
+                Some(VariableColumns {
+                    name,
+                    value: k,
+                    unit: find(format!("{name}_unit")),
+                    result: find(format!("{name}_result")),
+                    reference: find(format!("{name}_ref")),
+                })
+            })
+            .collect();
+        Header {
+            columns,
+            index,
+            variables,
+        }
+    }
+
+    /// The field of column `name` in `fields`, unless it is empty or `None`.
+    fn get(&self, fields: &[&'t str], name: &str) -> Option<&'t str> {
+        self.index.get(name).and_then(|&k| present(fields[k]))
+    }
+}
+
+/// A field, unless it is empty or `None` (what ReFrame logs for a missing value).
+fn present(field: &str) -> Option<&str> {
+    Some(field).filter(|v| !v.is_empty() && *v != "None")
+}
+
+/// The field at `at`, if the header has the column and the field is [`present`].
+fn field_at<'t>(fields: &[&'t str], at: Option<usize>) -> Option<&'t str> {
+    at.and_then(|k| present(fields[k]))
+}
+
 /// The series in the text of one perflog (`source` names it in errors and is the check's
-/// name when the log has no name column), merged into `into`.
+/// name when the log has no name column), merged into `into`. A value that is not a
+/// finite number (`inf` from a performance function that divided by a zero time, `nan`)
+/// is refused, naming its line and column; a value that is not a number at all (`None`,
+/// what a failed run logs) is skipped.
 pub fn parse_into(
     text: &str,
     source: &str,
@@ -108,7 +176,7 @@ pub fn parse_into(
         .file_stem()
         .map(|s| s.to_string_lossy().into_owned())
         .unwrap_or_default();
-    let mut header: Option<Vec<&str>> = None;
+    let mut header: Option<Header> = None;
     for (i, line) in text.lines().enumerate() {
         let n = i + 1;
         if line.trim().is_empty() {
@@ -116,10 +184,10 @@ pub fn parse_into(
         }
         let fields: Vec<&str> = line.split('|').collect();
         if fields.contains(&TIME_COLUMN) {
-            header = Some(fields);
+            header = Some(Header::new(fields));
             continue;
         }
-        let Some(columns) = &header else {
+        let Some(head) = &header else {
             return Err(bad(
                 n,
                 format!(
@@ -128,23 +196,17 @@ pub fn parse_into(
                 ),
             ));
         };
-        if fields.len() != columns.len() {
+        if fields.len() != head.columns.len() {
             return Err(bad(
                 n,
                 format!(
                     "{} fields where the header has {} columns",
                     fields.len(),
-                    columns.len()
+                    head.columns.len()
                 ),
             ));
         }
-        let get = |name: &str| {
-            columns
-                .iter()
-                .position(|c| *c == name)
-                .map(|k| fields[k])
-                .filter(|v| !v.is_empty() && *v != "None")
-        };
+        let get = |name: &str| head.get(&fields, name);
         let time = get(TIME_COLUMN).unwrap_or_default().to_string();
         let Some(day) = day_of(&time) else {
             return Err(bad(
@@ -162,36 +224,44 @@ pub fn parse_into(
             .or_else(|| get("display_name"))
             .unwrap_or(&fallback_check)
             .to_string();
-        for (k, column) in columns.iter().enumerate() {
-            let Some(variable) = column.strip_suffix("_value") else {
-                continue;
-            };
+        for var in &head.variables {
+            let field = fields[var.value];
             // A failed run logs `None` for what it could not measure.
-            let Ok(value) = fields[k].parse::<f64>() else {
+            let Ok(value) = field.parse::<f64>() else {
                 continue;
             };
+            if !value.is_finite() {
+                return Err(bad(
+                    n,
+                    format!(
+                        "column `{}` is {field:?}, not a finite number (a performance \
+                         function that divided by a zero time?); fix or remove the record",
+                        head.columns[var.value]
+                    ),
+                ));
+            }
             let key = (
                 system.clone(),
                 environ.clone(),
                 check.clone(),
-                variable.to_string(),
+                var.name.to_string(),
             );
             let series = into.entry(key).or_insert_with(|| Series {
                 system: system.clone(),
                 environ: environ.clone(),
                 check: check.clone(),
-                variable: variable.to_string(),
-                unit: get(&format!("{variable}_unit"))
-                    .unwrap_or_default()
-                    .to_string(),
+                variable: var.name.to_string(),
+                unit: field_at(&fields, var.unit).unwrap_or_default().to_string(),
                 points: Vec::new(),
             });
             series.points.push(Point {
                 time: time.clone(),
                 day,
                 value,
-                result: get(&format!("{variable}_result")).map(str::to_string),
-                reference: get(&format!("{variable}_ref")).and_then(|r| r.parse().ok()),
+                result: field_at(&fields, var.result).map(str::to_string),
+                reference: field_at(&fields, var.reference)
+                    .and_then(|r| r.parse().ok())
+                    .filter(|r: &f64| r.is_finite()),
             });
         }
     }
@@ -209,15 +279,13 @@ pub fn parse_into(
 pub fn load_files(files: &[&Path], variables: &[String]) -> Result<Vec<Series>> {
     let mut all = BTreeMap::new();
     for path in files {
-        let text = std::fs::read_to_string(path).map_err(|source| Error::Read {
-            path: path.to_path_buf(),
-            source,
-        })?;
+        let text = crate::load::read_input(path)?;
         parse_into(&text, &path.display().to_string(), &mut all)?;
     }
+    let wanted: BTreeSet<&str> = variables.iter().map(String::as_str).collect();
     let mut series: Vec<Series> = all
         .into_values()
-        .filter(|s| variables.is_empty() || variables.contains(&s.variable))
+        .filter(|s| wanted.is_empty() || wanted.contains(s.variable.as_str()))
         .collect();
     for s in &mut series {
         s.points.sort_by(|a, b| a.day.total_cmp(&b.day));
@@ -322,26 +390,57 @@ pub fn plot(series: &[Series], format: Format) -> Result<Vec<u8>> {
     if series.is_empty() {
         return Err(Error::Usage("no series to plot".to_string()));
     }
-    font::ensure()?;
-    let mut variables: Vec<&str> = Vec::new();
-    for s in series {
-        if !variables.contains(&s.variable.as_str()) {
-            variables.push(&s.variable);
-        }
+    let panels = panels(series);
+    if panels.len() > MAX_PANELS {
+        return Err(Error::Usage(format!(
+            "{} performance variables to plot, more than the {MAX_PANELS} panels one picture \
+             holds; choose some with --var NAME",
+            panels.len()
+        )));
     }
-    let size = (WIDTH, PANEL_HEIGHT * variables.len() as u32 + 40);
+    font::ensure()?;
+    let height = PANEL_HEIGHT * panels.len() as u32 + 40;
     render(
-        size,
+        (WIDTH, height),
         format,
-        |root| draw(root, series, &variables),
-        |root| draw(root, series, &variables),
+        |root| draw(root, &panels),
+        |root| draw(root, &panels),
     )
+}
+
+/// The most panels (variables) one picture holds.
+pub const MAX_PANELS: usize = 32;
+
+/// One panel: a variable and its series, each with its index in `series` (its colour).
+type Panel<'s> = (&'s str, Vec<(usize, &'s Series)>);
+
+/// The series grouped by variable, variables in the order of the first series that has
+/// each.
+fn panels(series: &[Series]) -> Vec<Panel<'_>> {
+    let mut panels: Vec<Panel<'_>> = Vec::new();
+    let mut at: HashMap<&str, usize> = HashMap::new();
+    for (i, s) in series.iter().enumerate() {
+        let k = *at.entry(s.variable.as_str()).or_insert_with(|| {
+            panels.push((s.variable.as_str(), Vec::new()));
+            panels.len() - 1
+        });
+        panels[k].1.push((i, s));
+    }
+    panels
+}
+
+/// The finite points of a series as (day, value), each within the axes' reach.
+fn drawn(s: &Series) -> Vec<(f64, f64)> {
+    s.points
+        .iter()
+        .filter(|p| p.day.is_finite() && p.value.is_finite())
+        .flat_map(|p| style::on_axis([p.day]).zip(style::on_axis([p.value])))
+        .collect()
 }
 
 fn draw<DB: DrawingBackend>(
     root: &DrawingArea<DB, plotters::coord::Shift>,
-    series: &[Series],
-    variables: &[&str],
+    panels: &[Panel<'_>],
 ) -> Result<()> {
     root.fill(&WHITE).map_err(draw_error)?;
     let root = root
@@ -350,26 +449,11 @@ fn draw<DB: DrawingBackend>(
             (font::FAMILY, style::TITLE),
         )
         .map_err(draw_error)?;
-    let panels = root.split_evenly((variables.len(), 1));
-    for (panel, variable) in panels.iter().zip(variables) {
-        let mine: Vec<(usize, &Series)> = series
-            .iter()
-            .enumerate()
-            .filter(|(_, s)| s.variable == *variable)
-            .collect();
-        let points = mine.iter().flat_map(|(_, s)| &s.points);
-        let (mut x0, mut x1, mut y1) = (f64::INFINITY, f64::NEG_INFINITY, 0.0f64);
-        for p in points {
-            x0 = x0.min(p.day);
-            x1 = x1.max(p.day);
-            y1 = y1.max(p.value);
-        }
-        // One run (or one day) still gets a day's width; the values start at 0.
-        if x1 - x0 < 1.0 {
-            x0 -= 0.5;
-            x1 += 0.5;
-        }
-        let y1 = if y1 > 0.0 { y1 * 1.1 } else { 1.0 };
+    let areas = root.split_evenly((panels.len(), 1));
+    for (panel, (variable, mine)) in areas.iter().zip(panels) {
+        let points: Vec<(f64, f64)> = mine.iter().flat_map(|(_, s)| drawn(s)).collect();
+        let (x0, x1) = style::day_range(points.iter().map(|p| p.0));
+        let (y0, y1) = style::linear_range(points.iter().map(|p| p.1));
         // A few days or less: the ticks say the time of day too.
         let within_days = x1 - x0 < 3.0;
         let unit = &mine[0].1.unit;
@@ -378,7 +462,7 @@ fn draw<DB: DrawingBackend>(
             .margin(12)
             .x_label_area_size(36)
             .y_label_area_size(90)
-            .build_cartesian_2d(x0..x1, 0.0..y1)
+            .build_cartesian_2d(x0..x1, y0..y1)
             .map_err(draw_error)?;
         chart
             .configure_mesh()
@@ -401,9 +485,9 @@ fn draw<DB: DrawingBackend>(
             .axis_desc_style((font::FAMILY, style::LABEL))
             .draw()
             .map_err(draw_error)?;
-        for (i, s) in &mine {
+        for (i, s) in mine {
             let colour = style::colour(*i);
-            let xy: Vec<(f64, f64)> = s.points.iter().map(|p| (p.day, p.value)).collect();
+            let xy = drawn(s);
             chart
                 .draw_series(LineSeries::new(xy.clone(), colour.stroke_width(2)))
                 .map_err(draw_error)?
@@ -465,6 +549,106 @@ mod tests {
         assert_eq!(bw.unit, "MB/s");
         // The second header has no system column: another series.
         assert!(all.contains_key(&(String::new(), String::new(), "t".into(), "lat".into())));
+    }
+
+    #[test]
+    fn values_that_are_not_finite_are_refused_naming_the_column() {
+        for value in ["inf", "-inf", "NaN", "infinity"] {
+            let log = format!(
+                "job_completion_time|name|bw_value|bw_unit|lat_value|lat_unit\n\
+                 2026-01-01T00:00:00|t|1|MB/s|2|us\n\
+                 2026-01-02T00:00:00|t|3|MB/s|{value}|us\n"
+            );
+            let e = parse_into(&log, "f.log", &mut BTreeMap::new()).unwrap_err();
+            assert_eq!(
+                e.to_string(),
+                format!(
+                    "f.log, line 3: column `lat_value` is {value:?}, not a finite number (a \
+                     performance function that divided by a zero time?); fix or remove the \
+                     record"
+                )
+            );
+        }
+        // `None` (a failed run) is skipped, not refused; a reference that is not finite
+        // is no reference.
+        let log = "job_completion_time|name|bw_value|bw_ref\n\
+                   2026-01-01T00:00:00|t|None|1\n\
+                   2026-01-02T00:00:00|t|3|inf\n";
+        let mut all = BTreeMap::new();
+        parse_into(log, "f.log", &mut all).unwrap();
+        let bw = all.values().next().unwrap();
+        assert_eq!(bw.points.len(), 1);
+        assert_eq!(bw.points[0].reference, None);
+    }
+
+    fn series(variable: &str, values: &[f64]) -> Series {
+        Series {
+            system: "s:p".into(),
+            environ: "e".into(),
+            check: "c".into(),
+            variable: variable.into(),
+            unit: "MB/s".into(),
+            points: values
+                .iter()
+                .enumerate()
+                .map(|(i, &value)| Point {
+                    time: String::new(),
+                    day: 20_000.0 + i as f64,
+                    value,
+                    result: None,
+                    reference: None,
+                })
+                .collect(),
+        }
+    }
+
+    /// `plot` of `series`, or a failure when it has not finished within a minute.
+    fn plot_within_a_minute(series: Vec<Series>, format: Format) -> Result<Vec<u8>> {
+        let (tx, rx) = std::sync::mpsc::channel();
+        std::thread::spawn(move || {
+            let _ = tx.send(plot(&series, format));
+        });
+        rx.recv_timeout(std::time::Duration::from_secs(60))
+            .expect("plot did not finish within a minute: a range it drew was not finite")
+    }
+
+    #[test]
+    fn values_at_the_ends_of_the_floats_are_drawn_and_the_plot_ends() {
+        // Such values never come out of parse_into; the axes must hold them anyway.
+        let wild = [
+            f64::INFINITY,
+            f64::NAN,
+            1e308,
+            f64::MAX,
+            -f64::MAX,
+            3.0,
+            5e-324,
+        ];
+        for format in [Format::Svg, Format::Png] {
+            let bytes = plot_within_a_minute(
+                vec![
+                    series("a", &wild),
+                    series("b", &[f64::INFINITY]),
+                    series("c", &[1e308]),
+                ],
+                format,
+            )
+            .unwrap();
+            assert!(!bytes.is_empty());
+        }
+    }
+
+    #[test]
+    fn more_variables_than_panels_are_refused() {
+        let many: Vec<Series> = (0..=MAX_PANELS)
+            .map(|i| series(&format!("v{i}"), &[1.0]))
+            .collect();
+        let e = plot(&many, Format::Svg).unwrap_err();
+        assert!(
+            e.to_string()
+                .starts_with("33 performance variables to plot, more than the 32 panels"),
+            "{e}"
+        );
     }
 
     #[test]

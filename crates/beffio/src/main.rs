@@ -1,6 +1,8 @@
 //! `b_eff_io`: the effective I/O bandwidth benchmark. Thin front over [`beffio::run`].
 
 fn main() {
+    // A closed standard stream must not become the number of an output file.
+    outfile::stdout::guard_standard_streams();
     // Arguments as the OS gives them: a path need not be UTF-8 (std::env::args would
     // panic on one).
     let args: Vec<std::ffi::OsString> = std::env::args_os().collect();

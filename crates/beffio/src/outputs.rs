@@ -79,7 +79,7 @@ impl Outputs {
                 benchkit::Failure::new(code, format!("b_eff_io: error: {option} {e}"))
             })?;
             if let Some(notice) = file.replaced_notice() {
-                eprintln!("b_eff_io: warning: {option}: {notice}");
+                outfile::eprintln!("b_eff_io: warning: {option}: {notice}");
             }
             out.files.push((option, kind, file));
         }

@@ -376,8 +376,11 @@ fn clean_keeps_what_b_eff_io_did_not_make_and_what_still_runs() {
             .unwrap_or_else(|| panic!("{} not named in\n{stdout}", dir.display()))
             .to_string()
     };
-    assert!(line(&bare).contains("kept") && line(&bare).contains("no valid owner marker"));
-    assert!(line(&junk).contains("kept") && line(&junk).contains("no valid owner marker"));
+    assert!(line(&bare).contains("kept") && line(&bare).contains("without an owner marker"));
+    assert!(line(&junk).contains("kept") && line(&junk).contains("is not a b_eff_io owner marker"));
+    for dir in [&bare, &junk] {
+        assert!(line(dir).contains("nothing trustworthy says b_eff_io made it"));
+    }
     assert!(
         line(&alive).contains("kept") && line(&alive).contains("still runs"),
         "{stdout}"

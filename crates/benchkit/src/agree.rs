@@ -56,9 +56,9 @@ pub fn agree<T, C: Communicator>(comm: &C, local: Result<T, Failure>) -> Result<
     if let Err(f) = &local {
         // An empty message stays quiet (a closed standard output pipe, say).
         if first == Some(comm.rank()) && !f.message.is_empty() {
-            eprint!("{}", f.message);
+            outfile::eprint!("{}", f.message);
             if !f.message.ends_with('\n') {
-                eprintln!();
+                outfile::eprintln!();
             }
         }
     }

@@ -46,7 +46,7 @@ impl Interrupt {
             let first = signal_hook::flag::register_usize(signal, caught.clone(), signal as usize);
             let armed_flag = signal_hook::flag::register(signal, armed);
             if second.is_err() || first.is_err() || armed_flag.is_err() {
-                eprintln!(
+                outfile::eprintln!(
                     "{program}: warning: cannot handle {}; it will end the run at once",
                     name(signal)
                 );

@@ -25,7 +25,7 @@ pub fn install(program: &str, rank: i32) {
             Some(at) => format!("{} at {}:{}", payload(info), at.file(), at.line()),
             None => payload(info),
         };
-        eprintln!("{}", message(&program, rank, &what));
+        outfile::eprintln!("{}", message(&program, rank, &what));
         SimpleCommunicator::world().abort(EXIT_CODE);
     }));
 }

@@ -36,7 +36,7 @@ impl Mpi {
             .ok_or(AlreadyInitialized)?;
         let size = usize::try_from(mpi.world().size()).unwrap_or(0);
         if let Err(singleton) = launch::check_process(size, &library_version()) {
-            eprintln!("{singleton}");
+            outfile::eprintln!("{singleton}");
             mpi.exit(launch::EXIT_CODE);
         }
         Ok(mpi)
@@ -75,7 +75,7 @@ pub fn start(
             (mpi, network)
         }
         Err(e) => {
-            eprintln!("{program}: {e}");
+            outfile::eprintln!("{program}: {e}");
             std::process::exit(1);
         }
     }

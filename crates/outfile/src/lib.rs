@@ -8,18 +8,26 @@
 //!    reservation file beside it, `.NAME.xylem-reservation`, says which process on which
 //!    host is going to write it and since when. A bad path or a second run with the same
 //!    name fails in the first second, not after a long run.
-//! 2. **Write** each version ([`Reservation::write`]) to a temporary file in the same
-//!    directory (`.NAME.tmp.PID`), synced to disk and renamed into place, so that the
-//!    target is either absent or one complete version. A failed write (a full disk)
-//!    removes the temporary file and leaves the previous version in place.
+//! 2. **Write** each version ([`Reservation::write`]) to a new temporary file in the
+//!    same directory (`.NAME.tmp.<random>`, created exclusively, never through a link),
+//!    synced to disk and put in place of the previous version, so that the target is
+//!    either absent or one complete version. A failed write (a full disk) removes the
+//!    temporary file and leaves the previous version in place.
 //! 3. **Release** the reservation at the end, success or failure ([`Reservation::release`],
 //!    or dropping it).
 //!
 //! A reservation left behind by a killed run is recognised — its process is gone from
-//! this host (`/proc/PID`, with the process's start time against a reused PID) — and
-//! replaced; [`Reservation::replaced_notice`] gives the line to say so. A reservation
-//! of a live process, or of a process on another host, refuses the second run
+//! this host (`/proc/PID`, with the process's start time against a reused PID), or,
+//! from another host, its lease (the file's modification time, renewed every minute by
+//! the live run) expired 10 minutes ago — and replaced;
+//! [`Reservation::replaced_notice`] gives the line to say so. A reservation of a live
+//! process, or of a process on another host whose lease runs, refuses the second run
 //! ([`Error::Reserved`]).
+//!
+//! Every file and directory operation goes through [`SafeDir`], whose documentation
+//! names the threat (planted links, FIFOs, forged markers in folders others can write)
+//! and how each step defends against it; [`input`] reads user-named input files with a
+//! bound.
 //!
 //! [`replace`] writes generated files (man pages, host files) the same atomic way, but
 //! may replace an existing file. [`stdout`] has the checked writes to standard output:
@@ -28,15 +36,19 @@
 #![forbid(unsafe_code)]
 #![warn(missing_docs)]
 
-mod holder;
+pub mod input;
+pub mod owner;
 mod reservation;
+pub mod safedir;
+pub mod stderr;
 pub mod stdout;
 
 use std::io;
 use std::path::{Path, PathBuf};
 
-pub use holder::{Holder, Liveness};
-pub use reservation::{replace, Reservation};
+pub use owner::{Holder, Liveness};
+pub use reservation::{replace, Reservation, RESERVATION_SUFFIX};
+pub use safedir::SafeDir;
 
 /// Why an output file cannot be reserved or written.
 #[derive(Debug, thiserror::Error)]
@@ -50,7 +62,7 @@ pub enum Error {
         path: PathBuf,
     },
     /// Another run, alive or on another host, holds the reservation of the target.
-    #[error("{path}: {}", reserved_text(marker, holder))]
+    #[error("{path}: {}", reserved_text(marker, holder, liveness))]
     Reserved {
         /// The target.
         path: PathBuf,
@@ -58,6 +70,8 @@ pub enum Error {
         marker: PathBuf,
         /// Who holds it.
         holder: Box<Holder>,
+        /// Whether it runs, as far as this process could tell.
+        liveness: Liveness,
     },
     /// The run names the same file twice (`--json x --csv x`).
     #[error("{path}: named twice in this run; give each output its own name")]
@@ -132,8 +146,8 @@ impl Error {
     }
 }
 
-fn reserved_text(marker: &Path, holder: &Holder) -> String {
-    match holder.liveness() {
+fn reserved_text(marker: &Path, holder: &Holder, liveness: &Liveness) -> String {
+    match liveness {
         Liveness::Alive => format!(
             "another run is writing it: {holder} (its reservation is {}); wait for it to \
              finish or choose another name",
@@ -145,7 +159,7 @@ fn reserved_text(marker: &Path, holder: &Holder) -> String {
             marker.display()
         ),
         // Only reached if the holder went away between the check and the message.
-        Liveness::Gone => format!(
+        Liveness::Gone(_) => format!(
             "another run had reserved it: {holder}, which is gone; try again, or remove {} \
              if it stays",
             marker.display()

@@ -1,43 +1,62 @@
 //! Reserving an output file's name, writing its versions atomically, and releasing it.
+//! Every step goes through [`SafeDir`] (see there for the threat it defends against).
 
 use std::ffi::{OsStr, OsString};
-use std::fs::{self, File, OpenOptions};
+use std::fs::File;
 use std::io::{self, BufWriter, ErrorKind, Write};
 use std::path::{Path, PathBuf};
+use std::sync::mpsc;
+use std::time::Duration;
 
-use crate::holder::{Holder, Liveness};
-use crate::{cause, Error};
+use crate::owner::{Holder, Liveness, LEASE_RENEW_S};
+use crate::safedir::{identity, Identity, SafeDir};
+use crate::Error;
 
 /// The suffix of a reservation file: `.NAME.xylem-reservation` beside `NAME`.
 pub const RESERVATION_SUFFIX: &str = ".xylem-reservation";
+
+/// The mode of output files before the umask, as for any file a program creates.
+const FILE_MODE: u32 = 0o666;
 
 /// The reserved name of one output file of this run.
 ///
 /// Made by [`Reservation::reserve`]; every [`Reservation::write`] puts one complete
 /// version in place; [`Reservation::release`] (or dropping it) removes the reservation
-/// file, whatever became of the run. The versions written stay.
+/// file, whatever became of the run. The versions written stay. While it is held, a
+/// thread renews the reservation's lease (its modification time) every
+/// [`LEASE_RENEW_S`] seconds, so that a run on another host can tell a reservation left
+/// by a killed run from a live one.
 #[derive(Debug)]
 pub struct Reservation {
     target: PathBuf,
     marker: PathBuf,
-    dir: PathBuf,
+    dir: SafeDir,
     name: OsString,
-    /// This process's reservation text: only a marker that still says it is removed.
-    text: String,
+    marker_name: OsString,
+    /// The reservation file this run made (open), to tell it from anything put in its
+    /// place.
+    marker_id: Identity,
+    /// This run's temporary file name (`.NAME.tmp.<random>`), as the reservation says.
+    temp_name: OsString,
+    /// The version this run last put in place, kept open so that its inode number cannot
+    /// be reused by a file planted in its place.
+    placed: Option<(Identity, File)>,
     replaced: Option<Holder>,
     versions: u64,
     held: bool,
+    lease: Option<Lease>,
 }
 
 impl Reservation {
     /// Reserves `path` for this process: the target must not exist, and no live run may
     /// hold its reservation (`.NAME.xylem-reservation` in the same directory). A
-    /// reservation left by a process that is gone from this host is replaced (see
-    /// [`Reservation::replaced_notice`]).
+    /// reservation left by a process that is gone from this host, or whose lease expired,
+    /// is replaced (see [`Reservation::replaced_notice`]).
     ///
     /// Errors: [`Error::Exists`], [`Error::Reserved`] (a live process, or one on another
-    /// host), [`Error::Unreadable`] (a reservation file this crate cannot read), and
-    /// [`Error::Io`] when the directory is missing, not writable or full.
+    /// host whose lease runs), [`Error::Unreadable`] (a reservation file this crate cannot
+    /// read: a FIFO, a link, too large, garbage), and [`Error::Io`] when the directory is
+    /// missing, not writable or full.
     pub fn reserve(path: impl AsRef<Path>) -> Result<Reservation, Error> {
         let target = path.as_ref().to_path_buf();
         let Some(name) = target.file_name().map(OsStr::to_os_string) else {
@@ -47,35 +66,58 @@ impl Reservation {
                 io::Error::new(ErrorKind::InvalidInput, "the path names no file"),
             ));
         };
-        let dir = match target.parent() {
+        let dir_path = match target.parent() {
             Some(p) if !p.as_os_str().is_empty() => p.to_path_buf(),
             _ => PathBuf::from("."),
         };
-        check_absent(&target)?;
-        let me = Holder::this_process();
+        let dir = SafeDir::open(&dir_path).map_err(|e| Error::io(&target, "create it", e))?;
+        check_absent(&dir, &name, &target)?;
+        let temp_name = dotted(&name, &format!(".tmp.{}", crate::safedir::random_token()));
+        let me = Holder {
+            lease_s: Some(LEASE_RENEW_S),
+            temp: Some(temp_name.to_string_lossy().into_owned()),
+            ..Holder::this_process()
+        };
         let text = me.to_text(&name.to_string_lossy());
-        let marker = sibling(&dir, &name, RESERVATION_SUFFIX);
-        // The reservation appears complete or not at all: written to a file of its own,
-        // then linked to its name (which fails if the name is taken).
-        let candidate = sibling(&dir, &name, &format!("{RESERVATION_SUFFIX}.tmp.{}", me.pid));
-        if let Err(e) = write_synced(&candidate, |out| out.write_all(text.as_bytes())) {
-            let _ = fs::remove_file(&candidate);
-            return Err(Error::io(&target, "create it", e));
-        }
-        let claimed = claim(&target, &marker, &candidate, &dir, &name, &me);
-        let _ = fs::remove_file(&candidate);
-        let reservation = Reservation {
+        let marker_name = dotted(&name, RESERVATION_SUFFIX);
+        let marker = dir_path.join(&marker_name);
+        // The reservation appears complete or not at all: written to a new file of its
+        // own, then linked to its name (which fails if the name is taken).
+        let prefix = dotted(&name, &format!("{RESERVATION_SUFFIX}.tmp."));
+        let (candidate, file) = dir
+            .create_temp(&prefix, FILE_MODE)
+            .map_err(|e| Error::io(&target, "create it", e))?;
+        let file = match fill_synced(file, |out| out.write_all(text.as_bytes())) {
+            Ok(file) => file,
+            Err(e) => {
+                let _ = dir.unlink(&candidate);
+                return Err(Error::io(&target, "create it", e));
+            }
+        };
+        let claimed = claim(&dir, &target, &marker, &marker_name, &candidate, &me);
+        let _ = dir.unlink(&candidate);
+        let marker_id = rustix::fs::fstat(&file)
+            .map(|s| identity(&s))
+            .map_err(|e| Error::io(&target, "create it", e.into()));
+        let mut reservation = Reservation {
             replaced: claimed?,
+            marker_id: (0, 0),
+            lease: None,
             target,
             marker,
             dir,
             name,
-            text,
+            marker_name,
+            temp_name,
+            placed: None,
             versions: 0,
             held: true,
         };
-        // A file may have appeared under the name meanwhile; dropping releases.
-        check_absent(&reservation.target)?;
+        // From here on, dropping releases.
+        reservation.marker_id = marker_id?;
+        reservation.lease = Some(Lease::start(file));
+        // A file may have appeared under the name meanwhile.
+        check_absent(&reservation.dir, &reservation.name, &reservation.target)?;
         Ok(reservation)
     }
 
@@ -117,12 +159,13 @@ impl Reservation {
         self.write_with(|out| out.write_all(bytes))
     }
 
-    /// Puts the next complete version in place, as `fill` writes it: to a temporary file
-    /// in the same directory (`.NAME.tmp.PID`), synced, then renamed over the previous
-    /// version. When `fill`, the sync or the rename fails, the temporary file is removed
-    /// and the previous version (if any) stays as it was. The first version is linked
-    /// into place, so that a file someone else created meanwhile is not overwritten
-    /// ([`Error::Exists`]).
+    /// Puts the next complete version in place, as `fill` writes it: to a new temporary
+    /// file in the same directory (`.NAME.tmp.<random>`, created exclusively), synced,
+    /// then exchanged with the previous version. When `fill`, the sync or the placing
+    /// fails, the temporary file is removed and the previous version (if any) stays as it
+    /// was. Nothing this run did not write is ever replaced: the first version is linked
+    /// into place, so that a file someone else created meanwhile stays
+    /// ([`Error::Exists`]), and a later one replaces only the version this run wrote last.
     pub fn write_with<F>(&mut self, fill: F) -> Result<(), Error>
     where
         F: FnOnce(&mut dyn Write) -> io::Result<()>,
@@ -134,27 +177,41 @@ impl Reservation {
                 io::Error::other("its reservation was released"),
             ));
         }
-        let temp = self.temp_path();
-        if let Err(e) = write_synced(&temp, fill) {
-            let _ = fs::remove_file(&temp);
-            return Err(Error::io(&self.target, "write it", e));
-        }
-        let placed = if self.versions == 0 {
-            place_new(&temp, &self.target)
-        } else {
-            fs::rename(&temp, &self.target)
+        let (temp, file) = match self.dir.create_new(&self.temp_name, FILE_MODE) {
+            Ok(file) => (self.temp_name.clone(), file),
+            // Taken (planted): another random name.
+            Err(e) if e.kind() == ErrorKind::AlreadyExists => self
+                .dir
+                .create_temp(&dotted(&self.name, ".tmp."), FILE_MODE)
+                .map_err(|e| Error::io(&self.target, "write it", e))?,
+            Err(e) => return Err(Error::io(&self.target, "write it", e)),
+        };
+        let file = match fill_synced(file, fill) {
+            Ok(file) => file,
+            Err(e) => {
+                let _ = self.dir.unlink(&temp);
+                return Err(Error::io(&self.target, "write it", e));
+            }
+        };
+        let written = rustix::fs::fstat(&file).map(|s| identity(&s));
+        let placed = match &self.placed {
+            None => self
+                .dir
+                .link_new(&temp, &self.name)
+                .map(|()| self.dir.unlink(&temp).unwrap_or(())),
+            Some((previous, _)) => self.dir.replace_version(&temp, &self.name, *previous),
         };
         if let Err(e) = placed {
-            let _ = fs::remove_file(&temp);
-            return Err(if e.kind() == ErrorKind::AlreadyExists {
-                Error::Exists {
+            let _ = self.dir.unlink(&temp);
+            return Err(match (e.kind(), &self.placed) {
+                (ErrorKind::AlreadyExists, None) => Error::Exists {
                     path: self.target.clone(),
-                }
-            } else {
-                Error::io(&self.target, "write it", e)
+                },
+                _ => Error::io(&self.target, "write it", e),
             });
         }
-        sync_dir(&self.dir);
+        self.dir.sync();
+        self.placed = written.ok().map(|id| (id, file));
         self.versions += 1;
         Ok(())
     }
@@ -169,21 +226,25 @@ impl Reservation {
             return Ok(());
         }
         self.held = false;
-        let _ = fs::remove_file(self.temp_path());
-        match fs::read_to_string(&self.marker) {
-            Ok(text) if text == self.text => fs::remove_file(&self.marker)
+        if let Some(lease) = self.lease.take() {
+            lease.stop();
+        }
+        // Our temporary file, if a write was cut short; only ours, by its owner.
+        if let Ok(Some(stat)) = self.dir.stat(&self.temp_name) {
+            if stat.st_uid == crate::safedir::euid()
+                && Some(identity(&stat)) != self.placed.as_ref().map(|(id, _)| *id)
+            {
+                let _ = self.dir.unlink(&self.temp_name);
+            }
+        }
+        match self.dir.stat(&self.marker_name) {
+            Ok(Some(stat)) if identity(&stat) == self.marker_id => self
+                .dir
+                .unlink(&self.marker_name)
                 .map_err(|e| Error::io(&self.target, "release its reservation", e)),
             // Gone, or another run's: not ours to remove.
             _ => Ok(()),
         }
-    }
-
-    fn temp_path(&self) -> PathBuf {
-        sibling(
-            &self.dir,
-            &self.name,
-            &format!(".tmp.{}", std::process::id()),
-        )
     }
 }
 
@@ -193,8 +254,49 @@ impl Drop for Reservation {
     }
 }
 
-/// Writes `bytes` to `path` atomically — a temporary file beside it, synced, renamed over
-/// it — replacing a file that is there. For generated files that are made again in place
+/// The thread that renews a reservation's lease: the modification time of the
+/// reservation file this run made, by its descriptor, every [`LEASE_RENEW_S`] seconds.
+#[derive(Debug)]
+struct Lease {
+    stop: mpsc::Sender<()>,
+    thread: Option<std::thread::JoinHandle<()>>,
+}
+
+impl Lease {
+    fn start(file: File) -> Lease {
+        let (stop, stopped) = mpsc::channel::<()>();
+        let thread = std::thread::Builder::new()
+            .name("xylem-lease".into())
+            .spawn(move || {
+                let now = rustix::fs::Timespec {
+                    tv_sec: 0,
+                    tv_nsec: rustix::fs::UTIME_NOW,
+                };
+                let times = rustix::fs::Timestamps {
+                    last_access: now,
+                    last_modification: now,
+                };
+                while let Err(mpsc::RecvTimeoutError::Timeout) =
+                    stopped.recv_timeout(Duration::from_secs(LEASE_RENEW_S))
+                {
+                    let _ = rustix::fs::futimens(&file, &times);
+                }
+            })
+            .ok();
+        Lease { stop, thread }
+    }
+
+    fn stop(mut self) {
+        let _ = self.stop.send(());
+        if let Some(t) = self.thread.take() {
+            let _ = t.join();
+        }
+    }
+}
+
+/// Writes `bytes` to `path` atomically — a new temporary file beside it (random name,
+/// created exclusively), synced, renamed over it — replacing a file that is there (a link
+/// at `path` is replaced, not followed). For generated files that are made again in place
 /// (man pages, completions, host files); results use [`Reservation`], which never
 /// overwrites. On failure the previous file stays and the temporary file is removed.
 pub fn replace(path: impl AsRef<Path>, bytes: &[u8]) -> Result<(), Error> {
@@ -206,48 +308,51 @@ pub fn replace(path: impl AsRef<Path>, bytes: &[u8]) -> Result<(), Error> {
             io::Error::new(ErrorKind::InvalidInput, "the path names no file"),
         ));
     };
-    let dir = match target.parent() {
+    let dir_path = match target.parent() {
         Some(p) if !p.as_os_str().is_empty() => p.to_path_buf(),
         _ => PathBuf::from("."),
     };
-    let temp = sibling(&dir, name, &format!(".tmp.{}", std::process::id()));
+    let dir = SafeDir::open(&dir_path).map_err(|e| Error::io(target, "write it", e))?;
+    let (temp, file) = dir
+        .create_temp(&dotted(name, ".tmp."), FILE_MODE)
+        .map_err(|e| Error::io(target, "write it", e))?;
     let done =
-        write_synced(&temp, |out| out.write_all(bytes)).and_then(|()| fs::rename(&temp, target));
+        fill_synced(file, |out| out.write_all(bytes)).and_then(|_| dir.rename_over(&temp, name));
     if let Err(e) = done {
-        let _ = fs::remove_file(&temp);
+        let _ = dir.unlink(&temp);
         return Err(Error::io(target, "write it", e));
     }
-    sync_dir(&dir);
+    dir.sync();
     Ok(())
 }
 
-/// Takes the reservation file `marker` with the prepared `candidate`, replacing a stale
-/// one; returns the holder of the stale reservation it replaced.
+/// Takes the reservation file `marker_name` with the prepared `candidate`, replacing a
+/// stale one; returns the holder of the stale reservation it replaced.
 fn claim(
+    dir: &SafeDir,
     target: &Path,
     marker: &Path,
-    candidate: &Path,
-    dir: &Path,
-    name: &OsStr,
+    marker_name: &OsStr,
+    candidate: &OsStr,
     me: &Holder,
 ) -> Result<Option<Holder>, Error> {
     let mut replaced = None;
+    let unreadable = |reason: String| Error::Unreadable {
+        path: target.to_path_buf(),
+        marker: marker.to_path_buf(),
+        reason,
+    };
     for _ in 0..5 {
-        match link_new(candidate, marker) {
+        match dir.link_new(candidate, marker_name) {
             Ok(()) => return Ok(replaced),
             Err(e) if e.kind() == ErrorKind::AlreadyExists => {}
             Err(e) => return Err(Error::io(target, "create it", e)),
         }
-        let unreadable = |reason: String| Error::Unreadable {
-            path: target.to_path_buf(),
-            marker: marker.to_path_buf(),
-            reason,
-        };
-        let text = match fs::read_to_string(marker) {
-            Ok(text) => text,
+        let (text, stat) = match dir.read_marker(marker_name) {
+            Ok(Some(found)) => found,
             // Released meanwhile: try again.
-            Err(e) if e.kind() == ErrorKind::NotFound => continue,
-            Err(e) => return Err(unreadable(cause(&e))),
+            Ok(None) => continue,
+            Err(e) => return Err(unreadable(crate::cause(&e))),
         };
         let holder = Holder::parse(&text).map_err(unreadable)?;
         if holder.pid == me.pid
@@ -258,31 +363,46 @@ fn claim(
                 path: target.to_path_buf(),
             });
         }
-        if holder.liveness() != Liveness::Gone {
+        let liveness = if holder.owned_by_marker_file(stat.st_uid) {
+            holder.liveness_with_lease(stat.st_mtime)
+        } else {
+            Liveness::Unknown(format!(
+                "the file belongs to user {}, not to the user {} it names",
+                stat.st_uid,
+                holder.uid.unwrap_or_default()
+            ))
+        };
+        if !matches!(liveness, Liveness::Gone(_)) {
             return Err(Error::Reserved {
                 path: target.to_path_buf(),
                 marker: marker.to_path_buf(),
                 holder: Box::new(holder),
+                liveness,
             });
         }
         // Gone: move it aside, and check that what was moved is what was judged (another
         // run may have replaced it first).
-        let grave = sibling(dir, name, &format!("{RESERVATION_SUFFIX}.stale.{}", me.pid));
-        match fs::rename(marker, &grave) {
+        let grave = dotted(
+            target.file_name().unwrap_or_default(),
+            &format!(
+                "{RESERVATION_SUFFIX}.stale.{}",
+                crate::safedir::random_token()
+            ),
+        );
+        match dir.rename_noreplace(marker_name, &grave) {
             Ok(()) => {}
             Err(e) if e.kind() == ErrorKind::NotFound => continue,
             Err(e) => return Err(Error::io(target, "replace its stale reservation", e)),
         }
-        let moved = fs::read_to_string(&grave).unwrap_or_default();
-        if moved != text {
+        let moved = dir.read_marker(&grave).ok().flatten();
+        if moved.as_ref().map(|(_, s)| identity(s)) != Some(identity(&stat)) {
             // Another run's fresh reservation: put it back and look again.
-            let _ = link_new(&grave, marker);
-            let _ = fs::remove_file(&grave);
+            let _ = dir.link_new(&grave, marker_name);
+            let _ = dir.unlink(&grave);
             continue;
         }
-        let _ = fs::remove_file(&grave);
-        // The killed run's unfinished version, if it left one.
-        let _ = fs::remove_file(sibling(dir, name, &format!(".tmp.{}", holder.pid)));
+        let _ = dir.unlink(&grave);
+        remove_stale_temp(dir, target, &holder, stat.st_uid);
         replaced = Some(holder);
     }
     Err(Error::io(
@@ -294,89 +414,62 @@ fn claim(
     ))
 }
 
-/// `.NAME` + `suffix` in `dir`.
-fn sibling(dir: &Path, name: &OsStr, suffix: &str) -> PathBuf {
+/// The killed run's unfinished version, if it left one: only a regular file of the
+/// name the reservation gave (`.NAME.tmp.<token>`), owned by the reservation's user.
+fn remove_stale_temp(dir: &SafeDir, target: &Path, holder: &Holder, owner: u32) {
+    let Some(temp) = &holder.temp else { return };
+    let name = target.file_name().unwrap_or_default().to_os_string();
+    let prefix = dotted(&name, ".tmp.");
+    let valid = temp
+        .strip_prefix(&*prefix.to_string_lossy())
+        .is_some_and(|token| !token.is_empty() && token.bytes().all(|b| b.is_ascii_hexdigit()));
+    if !valid {
+        return;
+    }
+    if let Ok(Some(stat)) = dir.stat(temp) {
+        if crate::safedir::file_type(&stat) == rustix::fs::FileType::RegularFile
+            && stat.st_uid == owner
+        {
+            let _ = dir.unlink(temp);
+        }
+    }
+}
+
+/// `.NAME` + `suffix`.
+fn dotted(name: &OsStr, suffix: &str) -> OsString {
     let mut file = OsString::from(".");
     file.push(name);
     file.push(suffix);
-    dir.join(file)
+    file
 }
 
 /// `Err(Error::Exists)` if anything (a file, a directory, a dangling link) has the name.
-fn check_absent(target: &Path) -> Result<(), Error> {
-    match fs::symlink_metadata(target) {
-        Ok(_) => Err(Error::Exists {
+fn check_absent(dir: &SafeDir, name: &OsStr, target: &Path) -> Result<(), Error> {
+    match dir.stat(name) {
+        Ok(Some(_)) => Err(Error::Exists {
             path: target.to_path_buf(),
         }),
-        Err(e) if e.kind() == ErrorKind::NotFound => Ok(()),
+        Ok(None) => Ok(()),
         Err(e) => Err(Error::io(target, "create it", e)),
     }
 }
 
-/// Creates (or truncates) `path`, lets `fill` write it through a buffer, and syncs it.
-fn write_synced<F>(path: &Path, fill: F) -> io::Result<()>
+/// Lets `fill` write the new file through a buffer, and syncs it; returns the file.
+fn fill_synced<F>(file: File, fill: F) -> io::Result<File>
 where
     F: FnOnce(&mut dyn Write) -> io::Result<()>,
 {
-    let file = OpenOptions::new()
-        .write(true)
-        .create(true)
-        .truncate(true)
-        .open(path)?;
     let mut out = BufWriter::new(file);
     fill(&mut out)?;
     let file = out.into_inner().map_err(io::IntoInnerError::into_error)?;
-    file.sync_all()
-}
-
-/// Gives `dst` the contents of `src` if `dst` does not exist (`AlreadyExists` if it does):
-/// a hard link, or on a file system without them a new file with a copy.
-fn link_new(src: &Path, dst: &Path) -> io::Result<()> {
-    match fs::hard_link(src, dst) {
-        Err(e) if no_hard_links(&e) => {
-            let bytes = fs::read(src)?;
-            let mut file = OpenOptions::new().write(true).create_new(true).open(dst)?;
-            let written = file.write_all(&bytes).and_then(|()| file.sync_all());
-            if written.is_err() {
-                let _ = fs::remove_file(dst);
-            }
-            written
-        }
-        other => other,
-    }
-}
-
-/// Moves the first version `temp` to `target` unless `target` exists (`AlreadyExists`).
-fn place_new(temp: &Path, target: &Path) -> io::Result<()> {
-    match fs::hard_link(temp, target) {
-        Ok(()) => {
-            let _ = fs::remove_file(temp);
-            Ok(())
-        }
-        Err(e) if no_hard_links(&e) => match fs::symlink_metadata(target) {
-            Ok(_) => Err(io::Error::from(ErrorKind::AlreadyExists)),
-            Err(_) => fs::rename(temp, target),
-        },
-        Err(e) => Err(e),
-    }
-}
-
-/// Whether `e` says that the file system has no hard links (EPERM, EOPNOTSUPP).
-fn no_hard_links(e: &io::Error) -> bool {
-    e.kind() == ErrorKind::Unsupported || matches!(e.raw_os_error(), Some(1) | Some(95))
-}
-
-/// Syncs a directory, so that a rename in it survives a crash (best effort: some file
-/// systems refuse to sync a directory).
-fn sync_dir(dir: &Path) {
-    if let Ok(d) = File::open(dir) {
-        let _ = d.sync_all();
-    }
+    file.sync_all()?;
+    Ok(file)
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use std::fs;
 
     fn names(dir: &Path) -> Vec<String> {
         let mut names: Vec<String> = fs::read_dir(dir)
@@ -520,6 +613,7 @@ mod tests {
         let path = dir.path().join("killed.json");
         let dead = Holder {
             pid: 999_999_999,
+            temp: Some(".killed.json.tmp.00ff00ff00ff00ff".into()),
             ..Holder::this_process()
         };
         fs::write(
@@ -528,7 +622,11 @@ mod tests {
         )
         .unwrap();
         // The killed run's unfinished version.
-        fs::write(dir.path().join(".killed.json.tmp.999999999"), "{\"par").unwrap();
+        fs::write(
+            dir.path().join(".killed.json.tmp.00ff00ff00ff00ff"),
+            "{\"par",
+        )
+        .unwrap();
         let mut r = Reservation::reserve(&path).unwrap();
         assert_eq!(r.replaced().map(|h| h.pid), Some(999_999_999));
         assert_eq!(

@@ -162,19 +162,17 @@ impl Command {
                 if let Some(mpi) = mpi {
                     argv.push(format!("--mpi={}", mpi.srun_plugin()));
                 }
-                layout.hosts().iter().map(|h| format!("{h}\n")).collect()
+                lines(layout, |r| format!("{}\n", layout.host_of(r)))
             }
             Launcher::Mpirun => {
                 argv.extend(["-n".into(), ranks, "--rankfile".into(), file_path.into()]);
-                (0..layout.ranks())
-                    .map(|r| {
-                        format!(
-                            "rank {r}={} slot={}\n",
-                            layout.hosts()[r],
-                            layout.slot_of(r)
-                        )
-                    })
-                    .collect()
+                lines(layout, |r| {
+                    format!(
+                        "rank {r}={} slot={}\n",
+                        layout.host_of(r),
+                        layout.slot_of(r)
+                    )
+                })
             }
             Launcher::Mpiexec => {
                 argv.extend(["-n".into(), ranks, "-f".into(), file_path.into()]);
@@ -212,14 +210,43 @@ impl Command {
     }
 
     /// A shell script that writes the file (a here-document) and then runs the command.
+    /// The here-document ends at a line that is not in the file ([`delimiter`]).
     pub fn script(&self) -> String {
+        let mut contents = self.file.contents.clone();
+        if !contents.is_empty() && !contents.ends_with('\n') {
+            contents.push('\n');
+        }
+        let end = delimiter(&contents);
         format!(
-            "cat > {} <<'EOF'\n{}EOF\n{}\n",
+            "cat > {} <<'{end}'\n{contents}{end}\n{}\n",
             shell_quote(&self.file.path),
-            self.file.contents,
             self.shell_line()
         )
     }
+}
+
+/// The line that ends a here-document of `contents`: `XYLEM:EOF`, which no line of a
+/// file this crate writes can be (a node name has no `:`, a rankfile line starts with
+/// `rank `, a machine file line ends in a count), or, for contents made elsewhere,
+/// `XYLEM:EOF1`, `XYLEM:EOF2`, … whichever is not a line of it. A node named `EOF` can
+/// never end the document early.
+pub fn delimiter(contents: &str) -> String {
+    const BASE: &str = "XYLEM:EOF";
+    let taken: std::collections::HashSet<&str> =
+        contents.lines().filter(|l| l.starts_with(BASE)).collect();
+    std::iter::once(BASE.to_string())
+        .chain((1..).map(|n| format!("{BASE}{n}")))
+        .find(|d| !taken.contains(d.as_str()))
+        .expect("fewer lines are taken than there are numbers")
+}
+
+/// The text of one line per rank of `layout`.
+fn lines(layout: &Layout, line: impl Fn(usize) -> String) -> String {
+    let mut text = String::new();
+    for r in 0..layout.ranks() {
+        text.push_str(&line(r));
+    }
+    text
 }
 
 /// `word` as the shell reads it back: unchanged when it is made of safe characters only,
@@ -337,8 +364,26 @@ mod tests {
         .unwrap();
         assert_eq!(
             c.script(),
-            "cat > 'my hosts' <<'EOF'\nn1\nn2\nEOF\nSLURM_HOSTFILE='my hosts' srun -n 2 \
-             --distribution=arbitrary sqmr --num_cores=1 --num_nbors=1\n"
+            "cat > 'my hosts' <<'XYLEM:EOF'\nn1\nn2\nXYLEM:EOF\nSLURM_HOSTFILE='my hosts' \
+             srun -n 2 --distribution=arbitrary sqmr --num_cores=1 --num_nbors=1\n"
+        );
+    }
+
+    #[test]
+    fn the_here_document_ends_at_a_line_not_in_the_file() {
+        assert_eq!(delimiter("EOF\nn2\n"), "XYLEM:EOF");
+        assert_eq!(
+            delimiter("XYLEM:EOF\nXYLEM:EOF1\nXYLEM:EOF3\n"),
+            "XYLEM:EOF2"
+        );
+        let mut c = Command::new(&layout(1, 1, 2), Launcher::Srun, None, "h", "sqmr", &[]).unwrap();
+        c.file.contents = "XYLEM:EOF\nEOF\nlast without newline".into();
+        let script = c.script();
+        assert!(
+            script.starts_with(
+                "cat > h <<'XYLEM:EOF1'\nXYLEM:EOF\nEOF\nlast without newline\nXYLEM:EOF1\n"
+            ),
+            "{script}"
         );
     }
 

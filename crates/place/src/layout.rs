@@ -19,21 +19,56 @@ pub struct Request {
     pub slots_per_node: Option<usize>,
 }
 
-/// The node of every rank of a job.
+/// The most ranks a layout may have. sqmr measures one node: its core ranks share that
+/// node and each has a few neighbours, so a real job has hundreds or thousands of ranks;
+/// a million is far beyond any, and keeps the launcher file (a line per rank for srun
+/// and mpirun) to tens of megabytes. sqmr itself takes at most `i32::MAX` ranks (MPI
+/// counts ranks in an `int`), far above this.
+pub const MAX_RANKS: usize = 1 << 20;
+
+/// The longest node name accepted: a DNS name is at most 253 characters.
+pub const MAX_NODE_NAME: usize = 253;
+
+/// The node of every rank of a job. Nothing is stored per rank: the node of a rank
+/// follows from its number ([`Layout::host_of`]), so a layout costs memory in its nodes
+/// only.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Layout {
     shape: Topology,
+    ranks: usize,
     core_node: String,
-    hosts: Vec<String>,
+    /// The nodes besides the core node, in the order of the request.
+    others: Vec<String>,
 }
 
 fn check_name(name: &str) -> Result<(), Error> {
     let bad = |c: char| c.is_whitespace() || matches!(c, ',' | ':' | '=' | '#');
-    if name.is_empty() || name.chars().any(bad) {
+    if name.is_empty() || name.len() > MAX_NODE_NAME || name.chars().any(bad) {
         Err(Error::BadNodeName(name.to_string()))
     } else {
         Ok(())
     }
+}
+
+/// The ranks of `shape`, if a layout may have that many ([`MAX_RANKS`]).
+fn ranks_of(shape: Topology) -> Result<usize, Error> {
+    let Topology {
+        num_cores,
+        num_nbors,
+    } = shape;
+    if num_cores == 0 {
+        return Err(Error::NoCores);
+    }
+    if num_nbors == 0 {
+        return Err(Error::NoNeighbours);
+    }
+    shape
+        .ranks()
+        .filter(|&r| r <= MAX_RANKS)
+        .ok_or(Error::TooManyRanks {
+            num_cores,
+            num_nbors,
+        })
 }
 
 impl Layout {
@@ -41,22 +76,11 @@ impl Layout {
     /// from rank `num_cores`) on the `j mod m`-th of the `m` other nodes, in the order of
     /// `nodes`. One core rank's neighbours are consecutive, so they land on different
     /// nodes whenever `num_nbors ≤ m`, and no other node takes more than one rank above
-    /// any other — the smallest load per node any layout can have.
+    /// any other — the smallest load per node any layout can have. A job of more than
+    /// [`MAX_RANKS`] ranks is refused before anything is allocated.
     pub fn plan(request: &Request) -> Result<Layout, Error> {
-        let Topology {
-            num_cores,
-            num_nbors,
-        } = request.shape;
-        if num_cores == 0 {
-            return Err(Error::NoCores);
-        }
-        if num_nbors == 0 {
-            return Err(Error::NoNeighbours);
-        }
-        let ranks = request.shape.ranks().ok_or(Error::TooManyRanks {
-            num_cores,
-            num_nbors,
-        })?;
+        let ranks = ranks_of(request.shape)?;
+        let num_cores = request.shape.num_cores;
         if request.slots_per_node == Some(0) {
             return Err(Error::NoSlots);
         }
@@ -77,10 +101,11 @@ impl Layout {
                 nodes: request.nodes.join(","),
             });
         }
-        let others: Vec<&String> = request
+        let others: Vec<String> = request
             .nodes
             .iter()
             .filter(|n| **n != request.core_node)
+            .cloned()
             .collect();
         if others.is_empty() {
             return Err(Error::NoOtherNodes(request.core_node.clone()));
@@ -100,19 +125,17 @@ impl Layout {
                     neighbours,
                     nodes: others.len(),
                     slots,
-                    capacity: others.len() * slots,
+                    capacity: others.len().saturating_mul(slots),
                     needed: neighbours.div_ceil(slots),
                     per_node,
                 });
             }
         }
-        let mut hosts = Vec::with_capacity(ranks);
-        hosts.extend(std::iter::repeat_n(request.core_node.clone(), num_cores));
-        hosts.extend((0..ranks - num_cores).map(|j| others[j % others.len()].clone()));
         Ok(Layout {
             shape: request.shape,
+            ranks,
             core_node: request.core_node.clone(),
-            hosts,
+            others,
         })
     }
 
@@ -126,42 +149,69 @@ impl Layout {
         &self.core_node
     }
 
+    /// The index among the other nodes of neighbour rank `rank`'s node, and its slot
+    /// there (how many ranks of that node come before it).
+    fn neighbour_place(&self, rank: usize) -> (usize, usize) {
+        let j = rank - self.shape.num_cores;
+        (j % self.others.len(), j / self.others.len())
+    }
+
+    /// The node of `rank` (`rank < self.ranks()`).
+    pub fn host_of(&self, rank: usize) -> &str {
+        if rank < self.shape.num_cores {
+            &self.core_node
+        } else {
+            &self.others[self.neighbour_place(rank).0]
+        }
+    }
+
     /// The node of every rank, in rank order.
-    pub fn hosts(&self) -> &[String] {
-        &self.hosts
+    pub fn hosts(&self) -> Vec<&str> {
+        (0..self.ranks).map(|r| self.host_of(r)).collect()
     }
 
     /// Ranks in the job.
     pub fn ranks(&self) -> usize {
-        self.hosts.len()
+        self.ranks
     }
 
     /// The position of `rank` among the ranks of its node (0 for the lowest rank there):
     /// the slot an Open MPI rankfile gives it.
     pub fn slot_of(&self, rank: usize) -> usize {
-        let host = &self.hosts[rank];
-        self.hosts[..rank].iter().filter(|h| *h == host).count()
+        if rank < self.shape.num_cores {
+            rank
+        } else {
+            self.neighbour_place(rank).1
+        }
     }
 
     /// Ranks per node, nodes in the order they first take a rank.
     pub fn per_node(&self) -> Vec<(&str, usize)> {
-        let mut counts: Vec<(&str, usize)> = Vec::new();
-        for host in &self.hosts {
-            match counts.iter_mut().find(|(h, _)| h == host) {
-                Some((_, n)) => *n += 1,
-                None => counts.push((host, 1)),
-            }
-        }
-        counts
+        let neighbours = self.ranks - self.shape.num_cores;
+        let m = self.others.len();
+        let others = self
+            .others
+            .iter()
+            .enumerate()
+            .map(|(i, node)| {
+                (
+                    node.as_str(),
+                    neighbours / m + usize::from(i < neighbours % m),
+                )
+            })
+            .filter(|(_, n)| *n > 0);
+        std::iter::once((self.core_node.as_str(), self.shape.num_cores))
+            .chain(others)
+            .collect()
     }
 
     /// Runs of consecutive ranks on one node, in rank order (what a hydra machine file
     /// lists: `host:count` per run).
     pub fn runs(&self) -> Vec<(&str, usize)> {
         let mut runs: Vec<(&str, usize)> = Vec::new();
-        for host in &self.hosts {
+        for host in (0..self.ranks).map(|r| self.host_of(r)) {
             match runs.last_mut() {
-                Some((h, n)) if h == host => *n += 1,
+                Some((h, n)) if *h == host => *n += 1,
                 _ => runs.push((host, 1)),
             }
         }
@@ -216,8 +266,8 @@ mod tests {
         assert_eq!(hosts.len(), s.ranks().unwrap());
         for c in 0..s.num_cores {
             assert_eq!(hosts[c], layout.core_node(), "core rank {c}");
-            let mine: BTreeSet<&String> = s.neighbours_of(c).map(|r| &hosts[r]).collect();
-            assert!(!mine.contains(&layout.core_node().to_string()));
+            let mine: BTreeSet<&str> = s.neighbours_of(c).map(|r| hosts[r]).collect();
+            assert!(!mine.contains(layout.core_node()));
             let others = layout.per_node().len() - 1;
             assert_eq!(mine.len(), s.num_nbors.min(others), "core {c}: {mine:?}");
         }
@@ -266,6 +316,56 @@ mod tests {
             layout.runs(),
             [("n1", 2), ("n2", 1), ("n3", 1), ("n2", 1), ("n3", 1)]
         );
+    }
+
+    #[test]
+    fn slots_and_loads_agree_with_counting_the_hosts() {
+        for (cores, nbors, n) in [(3, 5, 3), (5, 2, 8), (1, 1, 2), (7, 3, 4), (2, 9, 5)] {
+            let layout = Layout::plan(&request(cores, nbors, "n2", nodes(n))).unwrap();
+            let hosts = layout.hosts();
+            let mut counted: Vec<(&str, usize)> = Vec::new();
+            for (r, host) in hosts.iter().enumerate() {
+                let before = hosts[..r].iter().filter(|h| *h == host).count();
+                assert_eq!(layout.slot_of(r), before, "rank {r} of {cores}x{nbors}/{n}");
+                match counted.iter_mut().find(|(h, _)| h == host) {
+                    Some((_, k)) => *k += 1,
+                    None => counted.push((host, 1)),
+                }
+            }
+            assert_eq!(layout.per_node(), counted, "{cores}x{nbors}/{n}");
+        }
+    }
+
+    #[test]
+    fn the_rank_count_is_bounded_before_anything_is_allocated() {
+        let most = Layout::plan(&request(1, MAX_RANKS - 1, "n1", nodes(2))).unwrap();
+        assert_eq!(most.ranks(), MAX_RANKS);
+        assert_eq!(most.host_of(MAX_RANKS - 1), "n2");
+        for (cores, nbors) in [
+            (1, MAX_RANKS),
+            (10_000_000, 1),
+            (8, 1 << 32),
+            (usize::MAX, 2),
+        ] {
+            let e = Layout::plan(&request(cores, nbors, "n1", nodes(2))).unwrap_err();
+            assert_eq!(
+                e,
+                Error::TooManyRanks {
+                    num_cores: cores,
+                    num_nbors: nbors
+                }
+            );
+        }
+        let e = Layout::plan(&request(8, 1 << 32, "n1", nodes(2))).unwrap_err();
+        assert_eq!(
+            e.to_string(),
+            "--num_cores 8 with --num_nbors 4294967296 makes 34359738376 ranks \
+             (num_cores × (1 + num_nbors)); at most 1048576 are accepted (sqmr measures one \
+             node: its cores and a few neighbours each)"
+        );
+        let long = "n".repeat(MAX_NODE_NAME + 1);
+        let e = Layout::plan(&request(1, 1, "n1", vec!["n1".into(), long.clone()])).unwrap_err();
+        assert_eq!(e, Error::BadNodeName(long));
     }
 
     #[test]

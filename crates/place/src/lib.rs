@@ -40,7 +40,12 @@ mod command;
 mod layout;
 
 pub use command::{shell_quote, Command, HostFile, Launcher, Mpi};
-pub use layout::{Layout, Request, Topology};
+pub use layout::{Layout, Request, Topology, MAX_NODE_NAME, MAX_RANKS};
+
+/// `num_cores × (1 + num_nbors)` in words, also when it overflows.
+fn ranks_text(num_cores: usize, num_nbors: usize) -> String {
+    (num_cores as u128 * (1 + num_nbors as u128)).to_string()
+}
 
 /// Why a layout or a command cannot be made.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -51,8 +56,13 @@ pub enum Error {
     /// `num_nbors` is zero.
     #[error("--num_nbors must be at least 1")]
     NoNeighbours,
-    /// The job would have more ranks than a machine word counts.
-    #[error("{num_cores} cores × (1 + {num_nbors}) neighbours is too many ranks")]
+    /// The job would have more than [`MAX_RANKS`] ranks.
+    #[error(
+        "--num_cores {num_cores} with --num_nbors {num_nbors} makes {} ranks \
+         (num_cores × (1 + num_nbors)); at most {MAX_RANKS} are accepted (sqmr measures \
+         one node: its cores and a few neighbours each)",
+        ranks_text(*num_cores, *num_nbors)
+    )]
     TooManyRanks {
         /// Core ranks asked for.
         num_cores: usize,
@@ -67,8 +77,8 @@ pub enum Error {
     NoNodes,
     /// A node name that no launcher file can carry.
     #[error(
-        "node name {0:?} is not usable: a name must be non-empty and have no white space, \
-         ',', ':', '=' or '#'"
+        "node name {0:?} is not usable: a name must be non-empty, at most {MAX_NODE_NAME} \
+         characters, and have no white space, ',', ':', '=' or '#'"
     )]
     BadNodeName(String),
     /// A node listed twice.

@@ -31,13 +31,17 @@ pub enum Command {
         command: crate::place::PlaceCommand,
     },
     /// Plot results of sqmr or b_eff_io as SVG or PNG.
+    #[command(after_help = analysis::input_rules())]
     Plot(crate::plot::PlotArgs),
     /// Two results of one benchmark side by side, with ratios.
+    #[command(after_help = analysis::input_rules())]
     Compare(crate::compare::CompareArgs),
     /// The headline figures of a results folder (its sqmr.json and b_eff_io.json) as
     /// Markdown, with links to their plots and files.
+    #[command(after_help = analysis::input_rules())]
     Summary(crate::summary::SummaryArgs),
     /// ReFrame performance logs as series over time: a trend table, JSON or a plot.
+    #[command(after_help = analysis::input_rules())]
     Perflog(crate::perflog::PerflogArgs),
     /// Man pages and shell completions of sqmr, b_eff_io and xylem.
     Gen {

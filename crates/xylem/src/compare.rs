@@ -28,7 +28,7 @@ pub fn main(args: CompareArgs) -> ExitCode {
         Ok(c) if args.json => crate::out::print("xylem compare: ", &analysis::compare::json(&c)),
         Ok(c) => crate::out::print("xylem compare: ", &analysis::compare::text(&c)),
         Err(e) => {
-            eprintln!("xylem compare: {e}");
+            outfile::eprintln!("xylem compare: {e}");
             ExitCode::from(1)
         }
     }

@@ -50,7 +50,7 @@ pub fn main(command: GenCommand) -> ExitCode {
             crate::out::print("xylem gen: ", &list)
         }
         Err(e) => {
-            eprintln!("xylem gen: {e}");
+            outfile::eprintln!("xylem gen: {e}");
             ExitCode::from(1)
         }
     }

@@ -22,6 +22,12 @@ use std::process::ExitCode;
 use clap::Parser;
 
 fn main() -> ExitCode {
+    // Before anything opens a file: a closed standard stream is taken by /dev/null, and a
+    // closed standard output makes every write to it fail (exit 1, said on stderr).
+    outfile::stdout::guard_standard_streams();
+    // An interactive command: a standard output closed with `>&-` (which Rust's runtime
+    // has turned into /dev/null, read-write) is an error, not output lost with exit 0.
+    outfile::stdout::refuse_runtime_null();
     let cli = match cli::Cli::try_parse() {
         Ok(cli) => cli,
         // --help and --version go to standard output, checked like every other write.
@@ -37,7 +43,7 @@ fn main() -> ExitCode {
             Err(e) => {
                 // An empty message: a closed standard output pipe, left quiet.
                 if !e.message.is_empty() {
-                    eprintln!("xylem: {}", e.message);
+                    outfile::eprintln!("xylem: {}", e.message);
                 }
                 ExitCode::from(e.code)
             }

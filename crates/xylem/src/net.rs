@@ -69,7 +69,7 @@ pub fn run(command: NetCommand) -> Result<(), NetError> {
             // With -v the report, warnings included, goes to stderr anyway.
             let report = resolve(&selection, !verbose)?;
             if verbose {
-                eprint!("{}", report_text(&report));
+                outfile::eprint!("{}", report_text(&report));
             }
             let mut cmd = Command::new(&program[0]);
             cmd.args(&program[1..]);
@@ -127,7 +127,7 @@ fn resolve(args: &SelectionArgs, warn: bool) -> Result<Report, NetError> {
     };
     let print = || {
         for w in &warnings {
-            eprintln!("xylem: {w}");
+            outfile::eprintln!("xylem: {w}");
         }
     };
     if warn || args.network.strict {

@@ -35,7 +35,7 @@ pub fn main(args: PerflogArgs) -> ExitCode {
     match run(&args) {
         Ok(text) => crate::out::print("xylem perflog: ", &text),
         Err(e) => {
-            eprintln!("xylem perflog: {e}");
+            outfile::eprintln!("xylem perflog: {e}");
             ExitCode::from(1)
         }
     }
@@ -48,7 +48,7 @@ fn run(args: &PerflogArgs) -> Result<String, analysis::Error> {
             let format = analysis::plot::Format::from_path(path)?;
             let reservation = outfile::Reservation::reserve(path).map_err(usage)?;
             if let Some(notice) = reservation.replaced_notice() {
-                eprintln!("xylem perflog: warning: {notice}");
+                outfile::eprintln!("xylem perflog: warning: {notice}");
             }
             Some((format, reservation))
         }

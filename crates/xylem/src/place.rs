@@ -21,17 +21,20 @@ pub enum PlaceCommand {
 /// The options of `xylem place sqmr`.
 #[derive(Debug, Args)]
 pub struct SqmrArgs {
-    /// Ranks on the core node.
-    #[arg(long = "num_cores", visible_alias = "num-cores", value_name = "N")]
-    pub num_cores: usize,
-    /// Neighbour ranks per core rank.
+    /// Ranks on the core node (1 to 1048576; the job, num_cores × (1 + num_nbors)
+    /// ranks, at most 1048576 too).
+    #[arg(long = "num_cores", visible_alias = "num-cores", value_name = "N",
+          value_parser = rank_count())]
+    pub num_cores: u64,
+    /// Neighbour ranks per core rank (1 to 1048576).
     #[arg(
         long = "num_nbors",
         visible_alias = "num-nbors",
         value_name = "N",
-        default_value_t = 1
+        default_value_t = 1,
+        value_parser = rank_count()
     )]
-    pub num_nbors: usize,
+    pub num_nbors: u64,
     /// The node under test.
     #[arg(long = "core-node", visible_alias = "core_node", value_name = "NODE")]
     pub core_node: String,
@@ -60,6 +63,12 @@ pub struct SqmrArgs {
     pub extra: Vec<String>,
 }
 
+/// A rank count: 1 to [`place::MAX_RANKS`], refused by clap (exit 2, naming the option
+/// and the range) before anything is allocated.
+fn rank_count() -> clap::builder::RangedU64ValueParser<u64> {
+    clap::value_parser!(u64).range(1..=place::MAX_RANKS as u64)
+}
+
 fn parse_launcher(s: &str) -> Result<Launcher, String> {
     s.parse()
 }
@@ -75,7 +84,7 @@ pub fn main(command: PlaceCommand) -> ExitCode {
     match run(command) {
         Ok(text) => crate::out::print("xylem place: ", &text),
         Err((code, message)) => {
-            eprintln!("xylem place: {message}");
+            outfile::eprintln!("xylem place: {message}");
             ExitCode::from(code)
         }
     }
@@ -83,7 +92,7 @@ pub fn main(command: PlaceCommand) -> ExitCode {
 
 /// Checks the sqmr options after `--` with sqmr's own parser: they must parse, and
 /// must not contradict the placement (`--num_cores`, `--num_nbors`).
-fn check_passed_on(num_cores: usize, num_nbors: usize, extra: &[String]) -> Result<(), String> {
+fn check_passed_on(num_cores: u64, num_nbors: u64, extra: &[String]) -> Result<(), String> {
     let parsed = sqmr::options::Options::parse_from_args(
         std::iter::once("sqmr".to_string()).chain(extra.iter().cloned()),
     )
@@ -121,10 +130,11 @@ fn check_passed_on(num_cores: usize, num_nbors: usize, extra: &[String]) -> Resu
 fn run(command: PlaceCommand) -> Result<String, (u8, String)> {
     let PlaceCommand::Sqmr(args) = command;
     check_passed_on(args.num_cores, args.num_nbors, &args.extra).map_err(|e| (2, e))?;
+    // Both are at most place::MAX_RANKS (rank_count): they fit.
     let layout = Layout::plan(&Request {
         shape: Topology {
-            num_cores: args.num_cores,
-            num_nbors: args.num_nbors,
+            num_cores: usize::try_from(args.num_cores).unwrap_or(usize::MAX),
+            num_nbors: usize::try_from(args.num_nbors).unwrap_or(usize::MAX),
         },
         core_node: args.core_node.clone(),
         nodes: args.nodes.clone(),
@@ -166,4 +176,31 @@ fn run(command: PlaceCommand) -> Result<String, (u8, String)> {
         text += &command.script();
     }
     Ok(text)
+}
+
+#[cfg(test)]
+mod tests {
+    use clap::CommandFactory;
+
+    /// The help of `option` of `xylem place sqmr`.
+    fn help(option: &str) -> String {
+        let cli = crate::cli::Cli::command();
+        let sqmr = cli
+            .find_subcommand("place")
+            .and_then(|p| p.find_subcommand("sqmr"))
+            .expect("xylem place sqmr");
+        let arg = sqmr
+            .get_arguments()
+            .find(|a| a.get_long() == Some(option))
+            .expect("the option");
+        arg.get_help().expect("its help").to_string()
+    }
+
+    #[test]
+    fn the_help_states_the_rank_limit_of_the_place_crate() {
+        let most = place::MAX_RANKS.to_string();
+        assert!(help("num_cores").contains(&format!("1 to {most}")));
+        assert!(help("num_cores").contains(&format!("at most {most}")));
+        assert!(help("num_nbors").contains(&format!("1 to {most}")));
+    }
 }

@@ -30,7 +30,7 @@ pub fn main(args: PlotArgs) -> ExitCode {
     match run(&args) {
         Ok(()) => ExitCode::SUCCESS,
         Err(e) => {
-            eprintln!("xylem plot: {e}");
+            outfile::eprintln!("xylem plot: {e}");
             ExitCode::from(1)
         }
     }
@@ -48,7 +48,7 @@ fn run(args: &PlotArgs) -> Result<(), analysis::Error> {
     let mut picture = outfile::Reservation::reserve(&args.output)
         .map_err(|e| analysis::Error::Usage(e.to_string()))?;
     if let Some(notice) = picture.replaced_notice() {
-        eprintln!("xylem plot: warning: {notice}");
+        outfile::eprintln!("xylem plot: warning: {notice}");
     }
     let runs = args
         .results

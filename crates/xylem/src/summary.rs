@@ -19,7 +19,7 @@ pub fn main(args: SummaryArgs) -> ExitCode {
     match analysis::summary::of_folder(&args.folder) {
         Ok(text) => crate::out::print("xylem summary: ", &text),
         Err(e) => {
-            eprintln!("xylem summary: {e}");
+            outfile::eprintln!("xylem summary: {e}");
             ExitCode::from(1)
         }
     }

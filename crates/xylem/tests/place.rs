@@ -31,7 +31,7 @@ fn srun_prints_a_script_with_the_host_file_and_the_plugin() {
     .success()
     .stdout(
         "# 6 ranks: 2 core ranks on n1, 4 neighbours (2 per core) over n2:2 n3:2\n\
-         cat > hosts.txt <<'EOF'\nn1\nn1\nn2\nn3\nn2\nn3\nEOF\n\
+         cat > hosts.txt <<'XYLEM:EOF'\nn1\nn1\nn2\nn3\nn2\nn3\nXYLEM:EOF\n\
          SLURM_HOSTFILE=hosts.txt srun -n 6 --distribution=arbitrary --mpi=pmi2 \
          sqmr --num_cores=2 --num_nbors=2\n",
     );
@@ -83,7 +83,7 @@ fn hydra_gets_a_machine_file() {
     ])
     .success()
     .stdout(predicate::str::contains(
-        "cat > machinefile.txt <<'EOF'\nb:1\na:1\nEOF\nmpiexec -n 2 -f machinefile.txt",
+        "cat > machinefile.txt <<'XYLEM:EOF'\nb:1\na:1\nXYLEM:EOF\nmpiexec -n 2 -f machinefile.txt",
     ));
 }
 

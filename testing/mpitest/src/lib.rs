@@ -9,6 +9,7 @@
 //!   several launchers at once on a two-core machine crawl and time out.
 //! - Every job runs under `timeout`, so a hang fails the test instead of the whole run.
 
+pub mod hostile;
 pub mod procs;
 
 use std::fs::File;

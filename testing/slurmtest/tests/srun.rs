@@ -158,7 +158,8 @@ fn placed_sqmr(cluster: &Cluster, num_cores: usize, num_nbors: usize) -> (Job, V
         .iter()
         .map(|(k, v)| (k.as_str(), v.as_str()))
         .collect();
-    (run(cluster, &argv, &env), layout.hosts().to_vec())
+    let hosts = layout.hosts().into_iter().map(str::to_string).collect();
+    (run(cluster, &argv, &env), hosts)
 }
 
 #[test]

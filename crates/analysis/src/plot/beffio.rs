@@ -27,10 +27,19 @@ pub const X_DESC: &str = "chunk size on disk";
 /// The y axis description.
 pub const Y_DESC: &str = "bandwidth (MB/s, 10^6 B/s)";
 
-/// Width and height of the picture of `docs`: one row per partition of each.
+/// The most partition rows one picture holds (a PNG of 64 rows is 1500 × 27520 pixels).
+pub const MAX_ROWS: usize = 64;
+
+/// The rows of the picture of `docs`: one per partition of each.
+pub fn rows(docs: &[(&str, &Document)]) -> usize {
+    docs.iter().map(|(_, d)| d.partitions.len()).sum()
+}
+
+/// Width and height of the picture of `docs`: one row per partition of each, at most
+/// [`MAX_ROWS`] ([`super::plot`] refuses more).
 pub fn size(docs: &[(&str, &Document)]) -> (u32, u32) {
-    let rows: usize = docs.iter().map(|(_, d)| d.partitions.len()).sum();
-    (WIDTH, ROW_HEIGHT * rows.max(1) as u32)
+    let rows = rows(docs).clamp(1, MAX_ROWS);
+    (WIDTH, ROW_HEIGHT * rows as u32)
 }
 
 /// The title of a partition's row; the label is given when several results are plotted.

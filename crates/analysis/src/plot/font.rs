@@ -63,7 +63,8 @@ pub fn find(wanted: Option<&Path>, candidates: &[&str]) -> Result<PathBuf, Strin
 }
 
 fn register(path: &Path) -> Result<(), String> {
-    let bytes = std::fs::read(path).map_err(|e| format!("{}: {e}", path.display()))?;
+    let bytes =
+        outfile::input::read(path, crate::load::MAX_INPUT_BYTES).map_err(|e| e.to_string())?;
     // plotters keeps fonts for the life of the process: the bytes live as long.
     let bytes: &'static [u8] = Box::leak(bytes.into_boxed_slice());
     plotters::style::register_font(FAMILY, plotters::style::FontStyle::Normal, bytes)

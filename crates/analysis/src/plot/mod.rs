@@ -55,6 +55,16 @@ pub fn plot(runs: &[Run], format: Format) -> Result<Vec<u8>> {
             });
         }
     }
+    if kind == Kind::BEffIo {
+        let rows = beffio::rows(&beffio_docs(runs));
+        if rows > beffio::MAX_ROWS {
+            return Err(Error::Usage(format!(
+                "{rows} partitions to plot, more than the {} rows one picture holds; plot \
+                 fewer results at a time",
+                beffio::MAX_ROWS
+            )));
+        }
+    }
     font::ensure()?;
     let size = match kind {
         Kind::Sqmr => sqmr::SIZE,

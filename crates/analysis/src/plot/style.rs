@@ -66,15 +66,57 @@ pub fn si(v: f64) -> String {
     format!("{text}{suffix}")
 }
 
-/// A log axis range that holds `values` (positive ones) with a margin; `None` if none.
-pub fn log_range(values: impl IntoIterator<Item = f64>) -> Option<(f64, f64)> {
-    let (lo, hi) = values
+/// The largest magnitude an axis reaches (and the inverse, the smallest positive value a
+/// log axis reaches); values beyond are drawn at its edge. Far beyond any figure, and far
+/// enough from `f64::MAX` that a range's margins and its span stay finite: plotters' tick
+/// search (`compute_f64_key_points`) loops forever on a range with an infinite end or
+/// span, so every range handed to it is made by the functions here.
+pub const AXIS_LIMIT: f64 = 1e300;
+
+/// The finite values among `values`, each within ±[`AXIS_LIMIT`]: what the ranges below
+/// are made of, and what is drawn in them (plotters' mapping of a point far outside its
+/// range overflows).
+pub fn on_axis(values: impl IntoIterator<Item = f64>) -> impl Iterator<Item = f64> {
+    values
         .into_iter()
-        .filter(|v| v.is_finite() && *v > 0.0)
+        .filter(|v| v.is_finite())
+        .map(|v| v.clamp(-AXIS_LIMIT, AXIS_LIMIT))
+}
+
+/// A log axis range that holds `values` (positive finite ones) with a margin; `None` if
+/// none. Both ends are finite and positive.
+pub fn log_range(values: impl IntoIterator<Item = f64>) -> Option<(f64, f64)> {
+    let (lo, hi) = on_axis(values)
+        .filter(|v| *v > 0.0)
+        .map(|v| v.max(1.0 / AXIS_LIMIT))
         .fold((f64::INFINITY, f64::NEG_INFINITY), |(lo, hi), v| {
             (lo.min(v), hi.max(v))
         });
     (lo <= hi).then(|| (lo / 1.5, hi * 1.5))
+}
+
+/// A linear axis range from 0 (or a tenth below the lowest value, when one is negative)
+/// to a tenth above the highest value (1 when none is positive). Values that are not
+/// finite are left out; both ends are finite and the range is never empty.
+pub fn linear_range(values: impl IntoIterator<Item = f64>) -> (f64, f64) {
+    let (lo, hi) = on_axis(values).fold((0.0f64, 0.0f64), |(lo, hi), v| (lo.min(v), hi.max(v)));
+    let hi = if hi > 0.0 { hi * 1.1 } else { 1.0 };
+    (lo * 1.1, hi)
+}
+
+/// A range of days (since 1970) that holds `days` (finite ones): runs within a day get
+/// half a day more on either side.
+pub fn day_range(days: impl IntoIterator<Item = f64>) -> (f64, f64) {
+    let (lo, hi) = on_axis(days).fold((f64::INFINITY, f64::NEG_INFINITY), |(lo, hi), v| {
+        (lo.min(v), hi.max(v))
+    });
+    if lo > hi {
+        return (-0.5, 0.5);
+    }
+    if hi - lo < 1.0 {
+        return (lo - 0.5, hi + 0.5);
+    }
+    (lo, hi)
 }
 
 /// Ticks of a log axis from `lo` to `hi`: 1, 2 and 5 times the powers of ten in range,
@@ -122,5 +164,20 @@ mod tests {
         );
         assert_eq!(log_ticks(0.5, 2e9).len(), 10);
         assert!(log_ticks(0.0, 1.0).is_empty());
+    }
+
+    #[test]
+    fn ranges_are_finite_whatever_the_values() {
+        let huge = [f64::INFINITY, f64::NAN, 1e308, f64::MAX, -f64::MAX, 5e-324];
+        let (lo, hi) = log_range(huge).unwrap();
+        assert!(lo > 0.0 && hi.is_finite() && lo < hi, "{lo} {hi}");
+        let (lo, hi) = linear_range(huge);
+        assert!(lo.is_finite() && hi.is_finite() && (hi - lo).is_finite() && lo < hi);
+        assert_eq!(linear_range([2.0, 10.0]), (0.0, 11.0));
+        assert_eq!(linear_range([f64::NAN]), (0.0, 1.0));
+        assert_eq!(linear_range([-10.0, 0.0]), (-11.0, 1.0));
+        assert_eq!(day_range([3.0]), (2.5, 3.5));
+        assert_eq!(day_range([1.0, 5.0]), (1.0, 5.0));
+        assert_eq!(day_range([f64::INFINITY]), (-0.5, 0.5));
     }
 }

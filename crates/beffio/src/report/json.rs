@@ -392,30 +392,213 @@ pub enum ReadError {
     /// A layout newer than this program knows.
     #[error("schema_version {0} is newer than this program reads (up to {SCHEMA_VERSION})")]
     Newer(u64),
+    /// A value no run can give (zero processes, a negative or enormous bandwidth).
+    #[error("{field} is {value}, which no run gives; expected {expected}")]
+    Absurd {
+        /// Where it is, as a path of fields: `partitions[0].access.write[12].time_s`.
+        field: String,
+        /// The value as read.
+        value: String,
+        /// What a run gives, in words.
+        expected: String,
+    },
+}
+
+/// The largest bandwidth a document may hold, in MB/s: an exabyte per second, a hundred
+/// thousand times the fastest file systems, yet far from where sums of it overflow.
+pub const MAX_BANDWIDTH_MB_S: f64 = 1e12;
+
+/// The longest time a document may hold, in seconds (about 31 years).
+pub const MAX_SECONDS: f64 = 1e9;
+
+/// The most processes a document may name: MPI counts ranks in an `int`.
+pub const MAX_PROCESSES: usize = i32::MAX as usize;
+
+/// The highest pattern type (0 scatter .. 4 segmented-collective).
+const MAX_TYPE: usize = 4;
+
+/// The check of one number: finite and within `0..=max`, else [`ReadError::Absurd`]
+/// naming `field` (made only then).
+fn within(value: f64, max: f64, field: impl FnOnce() -> String) -> Result<(), ReadError> {
+    if value.is_finite() && (0.0..=max).contains(&value) {
+        return Ok(());
+    }
+    let shown = if value != 0.0 && !(1e-6..1e15).contains(&value.abs()) {
+        format!("{value:e}")
+    } else {
+        value.to_string()
+    };
+    Err(ReadError::Absurd {
+        field: field(),
+        value: shown,
+        expected: format!("a number from 0 to {max:e}"),
+    })
+}
+
+/// The check of a count: within `min..=max`.
+fn count(
+    value: usize,
+    min: usize,
+    max: usize,
+    field: impl FnOnce() -> String,
+) -> Result<(), ReadError> {
+    if (min..=max).contains(&value) {
+        return Ok(());
+    }
+    Err(ReadError::Absurd {
+        field: field(),
+        value: value.to_string(),
+        expected: format!("a whole number from {min} to {max}"),
+    })
+}
+
+impl Pattern {
+    /// Refuses what no run gives; `at` names the pattern (`partitions[0].access.write[3]`).
+    fn check_read(&self, at: &dyn Fn(&str) -> String) -> Result<(), ReadError> {
+        count(self.ptype, 0, MAX_TYPE, || at("type"))?;
+        for (name, value) in [
+            ("scheduled_s", self.scheduled_s),
+            ("time_s", self.time_s),
+            ("sync_s", self.sync_s),
+            ("io_s", self.io_s),
+            ("check_s", self.check_s),
+        ] {
+            within(value, MAX_SECONDS, || at(name))?;
+        }
+        within(self.bandwidth_mb_s, MAX_BANDWIDTH_MB_S, || {
+            at("bandwidth_mb_s")
+        })
+    }
+}
+
+impl TypeDoc {
+    /// Refuses what no run gives; `at` names the entry (`partitions[0].types.read[2]`).
+    fn check_read(&self, at: &dyn Fn(&str) -> String) -> Result<(), ReadError> {
+        count(self.ptype, 0, MAX_TYPE, || at("type"))?;
+        for (name, value) in [
+            ("open_s", self.open_s),
+            ("patterns_s", self.patterns_s),
+            ("close_s", self.close_s),
+            ("sync_s", self.sync_s),
+            ("time_s", self.time_s),
+            ("wall_s", self.wall_s),
+        ] {
+            within(value, MAX_SECONDS, || at(name))?;
+        }
+        within(self.bandwidth_mb_s, MAX_BANDWIDTH_MB_S, || {
+            at("bandwidth_mb_s")
+        })?;
+        within(self.weighted_mb_s, MAX_BANDWIDTH_MB_S, || {
+            at("weighted_mb_s")
+        })
+    }
+}
+
+impl Partition {
+    /// Refuses what no run gives in partition `i` of a job of `processes`.
+    fn check_read(&self, i: usize, processes: usize) -> Result<(), ReadError> {
+        let at = |name: &str| format!("partitions[{i}].{name}");
+        count(self.processes, 1, processes, || at("processes"))?;
+        within(self.scheduled_time_s, MAX_SECONDS, || {
+            at("scheduled_time_s")
+        })?;
+        within(self.wall_time_s, MAX_SECONDS, || at("wall_time_s"))?;
+        within(self.b_eff_io_mb_s, MAX_BANDWIDTH_MB_S, || {
+            at("b_eff_io_mb_s")
+        })?;
+        within(self.b_eff_io_2_1_mb_s, MAX_BANDWIDTH_MB_S, || {
+            at("b_eff_io_2_1_mb_s")
+        })?;
+        for access in Access::ALL {
+            let name = access.name();
+            if let Some(ratio) = self.cache_ratio.of(access) {
+                within(*ratio, f64::MAX, || at(&format!("cache_ratio.{name}")))?;
+            }
+            for (k, p) in self.access.of(access).iter().enumerate() {
+                p.check_read(&|field| at(&format!("access.{name}[{k}].{field}")))?;
+            }
+            for (k, t) in self.types.of(access).iter().enumerate() {
+                t.check_read(&|field| at(&format!("types.{name}[{k}].{field}")))?;
+            }
+        }
+        if let Some(b) = &self.posix_baseline {
+            within(b.time_s, MAX_SECONDS, || at("posix_baseline.time_s"))?;
+            within(b.sync_s, MAX_SECONDS, || at("posix_baseline.sync_s"))?;
+            within(b.bandwidth_mb_s, MAX_BANDWIDTH_MB_S, || {
+                at("posix_baseline.bandwidth_mb_s")
+            })?;
+        }
+        Ok(())
+    }
+}
+
+/// The fields that say what a text is, read before the rest (the others are skipped).
+#[derive(Deserialize)]
+struct Head {
+    benchmark: Option<serde_json::Value>,
+    schema_version: Option<serde_json::Value>,
 }
 
 impl Document {
     /// Reads a document of any schema version up to [`SCHEMA_VERSION`]; what version 1
     /// did not record reads as absent (no per-type timings, no file-system checks, no
     /// hints, zero `io_s`, `check_s` and `checks`).
+    ///
+    /// A value no run gives is refused, naming its field ([`ReadError::Absurd`]): no
+    /// processes, a partition larger than the job, a pattern type above 4, a time or
+    /// bandwidth that is negative, not finite, or above [`MAX_SECONDS`] or
+    /// [`MAX_BANDWIDTH_MB_S`]. Reading takes time linear in the text.
     pub fn from_json(text: &str) -> Result<Document, ReadError> {
-        let value: serde_json::Value = serde_json::from_str(text)?;
-        match value.get("benchmark") {
+        let head: Head = serde_json::from_str(text)?;
+        // serde also reads a struct from an array of its fields: only an object will do.
+        let object = text.trim_start().starts_with('{');
+        match &head.benchmark {
+            _ if !object => return Err(ReadError::Benchmark("missing".into())),
             Some(serde_json::Value::String(b)) if b == "b_eff_io" => {}
             other => {
-                let found = other.map_or("missing".to_string(), |b| b.to_string());
+                let found = other
+                    .as_ref()
+                    .map_or("missing".to_string(), |b| b.to_string());
                 return Err(ReadError::Benchmark(found));
             }
         }
-        if let Some(v) = value
-            .get("schema_version")
+        if let Some(v) = head
+            .schema_version
+            .as_ref()
             .and_then(serde_json::Value::as_u64)
         {
             if v > u64::from(SCHEMA_VERSION) {
                 return Err(ReadError::Newer(v));
             }
         }
-        Ok(serde_json::from_value(value)?)
+        let document: Document = serde_json::from_str(text)?;
+        document.check_read()?;
+        Ok(document)
+    }
+
+    /// Refuses values no run gives (see [`Document::from_json`]).
+    fn check_read(&self) -> Result<(), ReadError> {
+        count(self.processes, 1, MAX_PROCESSES, || "processes".into())?;
+        within(self.scheduled_time_s, MAX_SECONDS, || {
+            "scheduled_time_s".into()
+        })?;
+        within(self.b_eff_io_mb_s, MAX_BANDWIDTH_MB_S, || {
+            "b_eff_io_mb_s".into()
+        })?;
+        within(self.b_eff_io_2_1_mb_s, MAX_BANDWIDTH_MB_S, || {
+            "b_eff_io_2_1_mb_s".into()
+        })?;
+        // 0 when no partition was measured.
+        count(self.best_partition, 0, self.processes, || {
+            "best_partition".into()
+        })?;
+        if let Some(percent) = self.machine_memory_percent {
+            within(percent, f64::MAX, || "machine_memory_percent".into())?;
+        }
+        for (i, p) in self.partitions.iter().enumerate() {
+            p.check_read(i, self.processes)?;
+        }
+        Ok(())
     }
 }
 
@@ -765,6 +948,71 @@ mod hint_tests {
         v1["schema_version"] = 9.into();
         let e = Document::from_json(&v1.to_string()).unwrap_err();
         assert!(e.to_string().contains("schema_version 9 is newer"), "{e}");
+    }
+
+    #[test]
+    fn values_no_run_gives_are_refused_naming_the_field() {
+        let info = RunInfo {
+            processes: 2,
+            mpart: 2 * MB,
+            ..RunInfo::default()
+        };
+        let part = PartitionResult {
+            processes: 2,
+            access: std::array::from_fn(|_| AccessResult {
+                patterns: crate::patterns::pattern_table(2 * MB)
+                    .into_iter()
+                    .map(|p| PatternResult {
+                        pattern: p,
+                        scheduled_s: 1.0,
+                        repeats: 2,
+                        bytes: 4_000_000,
+                        time_s: 2.0,
+                        sync_s: 0.1,
+                        errors: 0,
+                        checks: 0,
+                        io_s: 0.0,
+                        check_s: 0.0,
+                    })
+                    .collect(),
+                ..AccessResult::default()
+            }),
+            ..PartitionResult::default()
+        };
+        let text = serde_json::to_string(&document(&info, &[part], &[])).unwrap();
+        Document::from_json(&text).expect("the writer's own document reads");
+        let refused = |edit: &dyn Fn(&mut serde_json::Value)| {
+            let mut v: serde_json::Value = serde_json::from_str(&text).unwrap();
+            edit(&mut v);
+            Document::from_json(&v.to_string())
+                .expect_err("an absurd value must be refused")
+                .to_string()
+        };
+        let e = refused(&|v| v["processes"] = 0.into());
+        assert_eq!(
+            e,
+            "processes is 0, which no run gives; expected a whole number from 1 to 2147483647"
+        );
+        let e = refused(&|v| v["partitions"][0]["processes"] = 3.into());
+        assert!(e.starts_with("partitions[0].processes is 3,"), "{e}");
+        let e =
+            refused(&|v| v["partitions"][0]["access"]["read"][5]["bandwidth_mb_s"] = (-1.5).into());
+        assert!(
+            e.starts_with(
+                "partitions[0].access.read[5].bandwidth_mb_s is -1.5, which no run gives"
+            ),
+            "{e}"
+        );
+        let e = refused(&|v| v["b_eff_io_mb_s"] = 1e308.into());
+        assert!(
+            e.starts_with("b_eff_io_mb_s is 1e308, which no run gives"),
+            "{e}"
+        );
+        let e = refused(&|v| v["partitions"][0]["access"]["write"][1]["type"] = 7.into());
+        assert!(
+            e.starts_with("partitions[0].access.write[1].type is 7"),
+            "{e}"
+        );
     }
 
     fn p(ptype: usize, chunk: u64, u: u32, bw: f64) -> Pattern {

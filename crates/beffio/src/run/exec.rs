@@ -258,7 +258,7 @@ pub fn refuse_short_memory(
     };
     let shortage = benchkit::memory::agree_fits(world, need).err()?;
     if world.rank() == 0 {
-        eprintln!(
+        outfile::eprintln!(
             "b_eff_io: error: not enough memory for the buffers ({} bytes per process, \
              MPART = {mpart} bytes): {shortage}; ask for less with --memory-per-process",
             buffer_bytes(mpart, posix_baseline)

@@ -8,7 +8,7 @@
 //! kernel's page cache, for one) fails the second check, and type 1 would then give ranks
 //! overlapping offsets.
 
-use std::fs::{File, OpenOptions};
+use std::fs::File;
 use std::os::fd::AsRawFd;
 use std::os::unix::fs::FileExt;
 use std::path::Path;
@@ -81,7 +81,7 @@ fn read_probe(file: &File) -> std::io::Result<[u8; 8]> {
 /// Runs the checks in `dir` (the run directory, visible on every rank) and returns what
 /// they found; every rank gets the same answer. A check that cannot run says why in its
 /// result; none of this stops the run.
-pub fn probe(world: &SimpleCommunicator, dir: &Path) -> FileSystem {
+pub fn probe(world: &SimpleCommunicator, dir: &Path, held: &outfile::SafeDir) -> FileSystem {
     let rank = world.rank();
     let last = world.size() - 1;
     let mine = local_mount(dir);
@@ -106,7 +106,8 @@ pub fn probe(world: &SimpleCommunicator, dir: &Path) -> FileSystem {
     let failed = |message: String| Some(Probe::Failed { message });
     let made = (rank == 0)
         .then(|| {
-            File::create(&path)
+            // In the run directory by its descriptor, created exclusively.
+            held.create_new(PROBE, 0o600)
                 .and_then(|f| f.write_all_at(&FIRST, 0).and_then(|()| f.sync_all()))
                 .err()
                 .map(|e| format!("cannot write '{}': {e}", path.display()))
@@ -117,7 +118,7 @@ pub fn probe(world: &SimpleCommunicator, dir: &Path) -> FileSystem {
         fs.visibility = failed(m);
         return fs;
     }
-    let opened = OpenOptions::new().read(true).write(true).open(&path);
+    let opened = held.open_existing(PROBE);
     let check = match &opened {
         Ok(f) => read_probe(f).map(|bytes| (f, bytes == FIRST)),
         Err(e) => Err(std::io::Error::new(e.kind(), e.to_string())),
@@ -137,7 +138,7 @@ pub fn probe(world: &SimpleCommunicator, dir: &Path) -> FileSystem {
     drop(opened);
     world.barrier();
     if rank == 0 {
-        let _ = std::fs::remove_file(&path);
+        let _ = held.unlink(PROBE);
     }
     fs
 }

@@ -66,7 +66,7 @@ pub fn run(
         .unwrap_or_else(|| default_partitions(n));
     if let Err(msg) = check_partitions(&parts, n) {
         if rank == 0 {
-            eprintln!("b_eff_io: error: {msg}");
+            outfile::eprintln!("b_eff_io: error: {msg}");
         }
         return 2;
     }
@@ -75,7 +75,7 @@ pub fn run(
         Err(code) => return code,
     };
     let signal = Arc::new(AtomicUsize::new(0));
-    let dir_slot: Arc<Mutex<Option<PathBuf>>> = Arc::new(Mutex::new(None));
+    let dir_slot: Arc<Mutex<Option<Arc<rundir::RunDir>>>> = Arc::new(Mutex::new(None));
     // Every rank removes the run directory on a signal: the launcher may kill the
     // ranks soon after, and whichever rank runs last leaves nothing behind.
     install_signals(&signal, &dir_slot, !opts.keep);
@@ -84,7 +84,7 @@ pub fn run(
         Ok(code) => code,
         Err(msg) => {
             if rank == 0 && !msg.is_empty() {
-                eprintln!("b_eff_io: error: {msg}");
+                outfile::eprintln!("b_eff_io: error: {msg}");
             }
             failure_code(signal.load(Ordering::SeqCst), &msg)
         }
@@ -110,7 +110,11 @@ fn failure_code(local_signal: usize, agreed_message: &str) -> i32 {
     }
 }
 
-fn install_signals(signal: &Arc<AtomicUsize>, dir: &Arc<Mutex<Option<PathBuf>>>, remove: bool) {
+fn install_signals(
+    signal: &Arc<AtomicUsize>,
+    dir: &Arc<Mutex<Option<Arc<rundir::RunDir>>>>,
+    remove: bool,
+) {
     use signal_hook::consts::{SIGINT, SIGTERM};
     let Ok(mut signals) = signal_hook::iterator::Signals::new([SIGINT, SIGTERM]) else {
         return;
@@ -124,7 +128,7 @@ fn install_signals(signal: &Arc<AtomicUsize>, dir: &Arc<Mutex<Option<PathBuf>>>,
                 // Remove the files at once: the launcher may kill us before the next check.
                 if remove {
                     if let Some(d) = dir.lock().ok().and_then(|g| g.clone()) {
-                        let _ = rundir::remove(&d);
+                        let _ = d.remove();
                     }
                 }
             }
@@ -239,7 +243,7 @@ fn run_checked(
     parts: &[usize],
     hints: &Hints,
     signal: &Arc<AtomicUsize>,
-    dir_slot: &Arc<Mutex<Option<PathBuf>>>,
+    dir_slot: &Arc<Mutex<Option<Arc<rundir::RunDir>>>>,
 ) -> Result<i32, String> {
     let rank = world.rank();
     let n = world.size() as usize;
@@ -284,34 +288,42 @@ fn run_checked(
         Ok(outputs) => outputs,
         Err(agreed) => return Ok(agreed.code),
     };
-    // The run directory, created by rank 0, agreed by all.
-    let mut created = PathBuf::new();
+    // The run directory, created by rank 0, agreed by all; every rank holds it by a
+    // descriptor from here on (rank 0 from its creation), and removes it through that.
+    let mut created = None;
     let mut failure = None;
     if rank == 0 {
-        match rundir::create(
+        match rundir::RunDir::create(
             &opts.path,
             &now.format("%Y%m%dT%H%M%S").to_string(),
             std::process::id(),
         ) {
-            Ok(d) => created = d,
+            Ok(d) => created = Some(Arc::new(d)),
             Err(e) => failure = Some(e),
         }
     }
     agree(world, failure)?;
-    let dir = broadcast_path(world, &created);
-    if let Ok(mut g) = dir_slot.lock() {
-        *g = Some(dir.clone());
+    let shown = created
+        .as_ref()
+        .map(|d| d.path().to_path_buf())
+        .unwrap_or_default();
+    let dir = broadcast_path(world, &shown);
+    let held = match created {
+        Some(d) => Ok(d),
+        None => rundir::RunDir::open(&dir).map(Arc::new),
+    };
+    if let (Ok(d), Ok(mut g)) = (&held, dir_slot.lock()) {
+        *g = Some(d.clone());
     }
-    let visible = (!dir.is_dir()).then(|| {
-        format!(
-            "run directory '{}' is not visible on this rank",
-            dir.display()
-        )
-    });
+    let visible = held.as_ref().err().cloned();
     // A header that cannot be printed stops the run before it starts (said already).
     let mut unprinted = None;
     let outcome = agree(world, visible)
-        .map(|()| info.file_system = fsprobe::probe(world, &dir))
+        .map(|()| {
+            if let Ok(d) = &held {
+                info.file_system = fsprobe::probe(world, &dir, d.dir());
+            }
+        })
         .and_then(|()| {
             print_header(world, opts, &info, &dir).map_err(|agreed| {
                 unprinted = Some(agreed.code);
@@ -321,19 +333,23 @@ fn run_checked(
         .and_then(|()| {
             // Inside the run directory MPI-IO sees short relative names, whatever the
             // length of --path; the working directory comes back when `inside` drops.
-            let inside = rundir::Workdir::enter(&dir);
+            let inside = held
+                .as_ref()
+                .map_err(Clone::clone)
+                .and_then(|d| rundir::Workdir::enter(d));
             agree(world, inside.as_ref().err().cloned())?;
             run_partitions(world, opts, &info, signal, &dir)
         });
     world.barrier();
-    if rank == 0 && !opts.keep {
-        if let Err(e) = rundir::remove(&dir) {
-            eprintln!("b_eff_io: warning: {e}");
-        }
-    } else if rank == 0 {
-        // Kept on purpose: later runs and --clean leave it alone.
-        if let Err(e) = rundir::mark_kept(&dir) {
-            eprintln!("b_eff_io: warning: {e}");
+    if let (0, Ok(d)) = (rank, &held) {
+        let done = if opts.keep {
+            // Kept on purpose: later runs and --clean leave it alone.
+            d.mark_kept()
+        } else {
+            d.remove()
+        };
+        if let Err(e) = done {
+            outfile::eprintln!("b_eff_io: warning: {e}");
         }
     }
     if let Some(code) = unprinted {
@@ -353,7 +369,7 @@ fn run_checked(
                 _ => 0,
             };
             if rank == 0 && errors > 0.0 {
-                eprintln!("b_eff_io: error: {errors} data errors on read (see above)");
+                outfile::eprintln!("b_eff_io: error: {errors} data errors on read (see above)");
                 let shared = |p: &PartitionResult| {
                     p.access
                         .iter()
@@ -363,7 +379,7 @@ fn run_checked(
                         .sum::<u64>()
                 };
                 if results.iter().map(shared).sum::<u64>() > 0 {
-                    eprintln!(
+                    outfile::eprintln!(
                         "b_eff_io: the data errors include type 1: {}",
                         info.file_system.shared_pointer_advice()
                     );
@@ -611,7 +627,7 @@ fn report_all(
         let json = match serde_json::to_string_pretty(&doc) {
             Ok(text) => text + "\n",
             Err(e) => {
-                eprintln!("b_eff_io: error: cannot render the JSON document: {e}");
+                outfile::eprintln!("b_eff_io: error: cannot render the JSON document: {e}");
                 code = Exit::Failure.code();
                 String::new()
             }
@@ -623,14 +639,14 @@ fn report_all(
             prot: report::v21::protocol_file(info, results),
         };
         for failure in outputs.write(&texts) {
-            eprintln!("{failure}");
+            outfile::eprintln!("{failure}");
             code = Exit::Failure.code();
         }
     }
     if let Err(e) = printed {
         let failure = crate::outputs::stdout_failure(&e);
         if !failure.message.is_empty() {
-            eprintln!("{}", failure.message);
+            outfile::eprintln!("{}", failure.message);
         }
         code = code.max(failure.code);
     }

@@ -68,7 +68,7 @@ impl Capture {
             .and_then(|_| self.sink.read_to_end(&mut caught));
         if read.is_ok() {
             if let Some(text) = summary(&caught, &self.label) {
-                eprint!("{text}");
+                outfile::eprint!("{text}");
             }
         }
     }

@@ -2,112 +2,231 @@
 //! unless `--keep`; the leftovers of killed runs, reported and cleaned (`--clean`).
 //!
 //! A run directory is `b_eff_io.<timestamp>.<pid>/` and holds, from its creation, the owner
-//! marker [`OWNER_FILE`]: the pid, host, boot id and start time of the process that made
-//! it (rank 0). A run killed with SIGKILL cannot remove its directory; the next run in
-//! the same `--path` names what it finds there ([`report_leftovers`]), and
-//! `b_eff_io --clean DIR` removes the run directories whose marker names a process that is
-//! gone ([`clean`]). Nothing without a marker is ever removed.
+//! marker [`OWNER_FILE`] (an [`outfile::owner`] marker: the pid, host, user, boot id and
+//! start time of the process that made it, rank 0). A run killed with SIGKILL cannot
+//! remove its directory; the next run in the same `--path` names what it finds there
+//! ([`report_leftovers`]), and `b_eff_io --clean DIR` removes the run directories whose
+//! marker names a process that is gone ([`clean`]).
+//!
+//! `--path` is often a folder other people can write to (`/scratch`), and b_eff_io often
+//! runs as root, so every step goes through [`outfile::SafeDir`] (whose documentation
+//! names the threat): the run directory is made with `mkdirat` and held by a descriptor
+//! from then on ([`RunDir`]), removed through that descriptor without following a link,
+//! and its own name is removed only while it still names that directory (one renamed away
+//! and replaced by a link is not followed: the link's target is untouched). `--clean`
+//! removes only entries named `b_eff_io.*` that are real directories, owned, like their
+//! regular-file marker, by the invoking user (or, for root, by the user the marker
+//! names), never the directory it was given.
 
-use std::io::ErrorKind;
-use std::os::fd::RawFd;
+use std::ffi::{OsStr, OsString};
+use std::os::fd::AsRawFd;
 use std::os::unix::fs::MetadataExt;
 use std::path::{Path, PathBuf};
+
+use outfile::owner::{Holder, Liveness};
+use outfile::safedir::{identity, Identity};
+use outfile::SafeDir;
 
 /// The owner marker in every run directory.
 pub const OWNER_FILE: &str = "b_eff_io.owner";
 /// The first line of an owner marker.
-const OWNER_HEADER: &str = "b_eff_io run directory";
+const OWNER_HEADER: &str = "# b_eff_io run directory: made by the process below";
 /// Run directories are named `b_eff_io.<timestamp>.<pid>`.
 const PREFIX: &str = "b_eff_io.";
 
-/// Creates `<base>/b_eff_io.<timestamp>.<pid>/` with its owner marker and returns its
-/// absolute path; fails (naming the path) if `base` is missing, not a directory, not
-/// writable, or the directory exists. Leftovers of earlier runs in `base` are reported on
-/// standard error first ([`report_leftovers`]).
-pub fn create(base: &Path, stamp: &str, pid: u32) -> Result<PathBuf, String> {
-    let meta = std::fs::metadata(base)
-        .map_err(|e| format!("cannot use --path '{}': {}", base.display(), cause(&e)))?;
-    if !meta.is_dir() {
-        return Err(format!(
-            "cannot use --path '{}': not a directory",
-            base.display()
-        ));
-    }
-    report_leftovers(base);
-    let dir = base.join(format!("{PREFIX}{stamp}.{pid}"));
-    let dir = std::path::absolute(&dir).unwrap_or(dir);
-    std::fs::create_dir(&dir).map_err(|e| {
-        format!(
-            "cannot create the run directory '{}' under --path '{}': {}",
-            dir.display(),
-            base.display(),
-            cause(&e)
-        )
-    })?;
-    let marker = dir.join(OWNER_FILE);
-    let written = std::fs::write(&marker, Owner::this_process().render());
-    if let Err(e) = written {
-        let _ = remove(&dir);
-        return Err(format!(
-            "cannot write '{}': {}",
-            marker.display(),
-            cause(&e)
-        ));
-    }
-    Ok(dir)
+/// A run directory, held by a descriptor from its creation (or, on ranks that did not
+/// make it, from their first look at it).
+#[derive(Debug)]
+pub struct RunDir {
+    /// The folder it is in (`--path`), held open.
+    base: SafeDir,
+    /// Its name in that folder.
+    name: OsString,
+    /// The directory itself.
+    dir: SafeDir,
+    /// Its identity, to tell it from anything put under its name later.
+    identity: Identity,
+    /// Its absolute path, for messages and for the other ranks.
+    path: PathBuf,
 }
 
-/// Notes in the owner marker of `dir` that its run ended and kept it (`--keep`), so that
-/// later runs do not report it as a leftover and `--clean` leaves it alone.
-pub fn mark_kept(dir: &Path) -> Result<(), String> {
-    let marker = dir.join(OWNER_FILE);
-    let text = std::fs::read_to_string(&marker)
-        .map_err(|e| format!("cannot read '{}': {}", marker.display(), cause(&e)))?;
-    let mut owner = Owner::parse(&text)
-        .ok_or_else(|| format!("'{}' is not a b_eff_io owner marker", marker.display()))?;
-    owner.kept = Some(chrono::Local::now().to_rfc3339());
-    std::fs::write(&marker, owner.render())
-        .map_err(|e| format!("cannot write '{}': {}", marker.display(), cause(&e)))
-}
-
-/// Removes the run directory and everything in it, the owner marker last: a removal cut
-/// short (the launcher's SIGKILL after its SIGTERM, say, while gigabytes are unlinked)
-/// leaves a directory that still says whose it was, so the next run reports it and
-/// `--clean` may remove it. Other ranks may be removing it at the same time (after a
-/// signal) or still creating files in it, so a failed attempt is retried for up to a
-/// second, until the directory is gone.
-pub fn remove(dir: &Path) -> Result<(), String> {
-    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(1);
-    loop {
-        match remove_marker_last(dir) {
-            Ok(()) => return Ok(()),
-            Err(e) if e.kind() == ErrorKind::NotFound && !dir.exists() => return Ok(()),
-            Err(e) if std::time::Instant::now() >= deadline => {
-                return Err(format!("cannot remove '{}': {}", dir.display(), cause(&e)))
-            }
-            Err(_) => std::thread::sleep(std::time::Duration::from_millis(2)),
-        }
-    }
-}
-
-/// Every entry of `dir` but the owner marker, then the marker and `dir` itself.
-fn remove_marker_last(dir: &Path) -> std::io::Result<()> {
-    for entry in std::fs::read_dir(dir)? {
-        let entry = entry?;
-        if entry.file_name() == OWNER_FILE {
-            continue;
-        }
-        let removed = if entry.file_type()?.is_dir() {
-            std::fs::remove_dir_all(entry.path())
-        } else {
-            std::fs::remove_file(entry.path())
+impl RunDir {
+    /// Creates `<base>/b_eff_io.<timestamp>.<pid>/` (mode 0700) with its owner marker;
+    /// fails (naming the path) if `base` is missing, not a directory, not writable, or the
+    /// name exists in any form. Leftovers of earlier runs in `base` are reported on
+    /// standard error first ([`report_leftovers`]).
+    pub fn create(base: &Path, stamp: &str, pid: u32) -> Result<RunDir, String> {
+        let shown_base = base.display();
+        let base_dir = SafeDir::open(base).map_err(|e| {
+            let why = match e.raw_os_error() {
+                Some(20) => "not a directory".to_string(),
+                _ => cause(&e),
+            };
+            format!("cannot use --path '{shown_base}': {why}")
+        })?;
+        report_leftovers(&base_dir);
+        let name = OsString::from(format!("{PREFIX}{stamp}.{pid}"));
+        let path = std::path::absolute(base.join(&name)).unwrap_or_else(|_| base.join(&name));
+        let dir = base_dir.create_dir(&name, 0o700).map_err(|e| {
+            format!(
+                "cannot create the run directory '{}' under --path '{shown_base}': {}",
+                path.display(),
+                cause(&e)
+            )
+        })?;
+        let run = RunDir {
+            identity: dir.identity().map_err(|e| cause(&e))?,
+            base: base_dir,
+            name,
+            dir,
+            path,
         };
-        match removed {
-            Err(e) if e.kind() != ErrorKind::NotFound => return Err(e),
-            _ => {}
+        let marker = Holder::this_process().render(OWNER_HEADER, None);
+        let written = run
+            .dir
+            .create_new(OWNER_FILE, 0o644)
+            .and_then(|mut f| std::io::Write::write_all(&mut f, marker.as_bytes()));
+        if let Err(e) = written {
+            let _ = run.remove();
+            return Err(format!(
+                "cannot write '{}': {}",
+                run.path.join(OWNER_FILE).display(),
+                cause(&e)
+            ));
+        }
+        Ok(run)
+    }
+
+    /// The run directory that rank 0 made at `path`, as another rank sees it: its last
+    /// component must be a directory, not a link.
+    pub fn open(path: &Path) -> Result<RunDir, String> {
+        let not_visible = |e: std::io::Error| {
+            format!(
+                "run directory '{}' is not visible on this rank: {}",
+                path.display(),
+                cause(&e)
+            )
+        };
+        let (Some(parent), Some(name)) = (path.parent(), path.file_name()) else {
+            return Err(format!("'{}' names no run directory", path.display()));
+        };
+        let base = SafeDir::open(parent).map_err(not_visible)?;
+        let dir = base.open_dir(name).map_err(not_visible)?;
+        Ok(RunDir {
+            identity: dir.identity().map_err(not_visible)?,
+            base,
+            name: name.to_os_string(),
+            dir,
+            path: path.to_path_buf(),
+        })
+    }
+
+    /// Its absolute path.
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
+    /// The directory, by its descriptor.
+    pub fn dir(&self) -> &SafeDir {
+        &self.dir
+    }
+
+    /// `None` while its name still names it; else what became of it, in words (removed,
+    /// or renamed away and something else put there).
+    pub fn missing(&self) -> Option<String> {
+        match self.base.stat(&self.name) {
+            Ok(Some(s)) if identity(&s) == self.identity => None,
+            Ok(Some(_)) => Some(format!(
+                "the run directory '{}' was replaced by something else while the run used it",
+                self.path.display()
+            )),
+            Ok(None) => Some(format!(
+                "the run directory '{}' was removed (or renamed) by another process while \
+                 the run used it",
+                self.path.display()
+            )),
+            Err(e) => Some(format!(
+                "the run directory '{}' cannot be seen: {}",
+                self.path.display(),
+                cause(&e)
+            )),
         }
     }
-    std::fs::remove_dir_all(dir)
+
+    /// Removes everything in it, the owner marker last, then the directory itself if its
+    /// name still names it: a removal cut short (the launcher's SIGKILL after its SIGTERM,
+    /// say, while gigabytes are unlinked) leaves a directory that still says whose it was,
+    /// so the next run reports it and `--clean` may remove it. Other ranks may be removing
+    /// it at the same time (after a signal) or still creating files in it, so a failed
+    /// attempt is retried for up to a second.
+    pub fn remove(&self) -> Result<(), String> {
+        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(1);
+        loop {
+            match remove_held(&self.base, &self.name, &self.dir, self.identity) {
+                Ok(()) => return Ok(()),
+                Err(e) if std::time::Instant::now() >= deadline => {
+                    return Err(format!("cannot remove '{}': {}", self.path.display(), e))
+                }
+                Err(_) => std::thread::sleep(std::time::Duration::from_millis(2)),
+            }
+        }
+    }
+
+    /// Notes in the owner marker that its run ended and kept it (`--keep`), so that later
+    /// runs do not report it as a leftover and `--clean` leaves it alone.
+    pub fn mark_kept(&self) -> Result<(), String> {
+        let shown = self.path.join(OWNER_FILE);
+        let (text, _) = self
+            .dir
+            .read_marker(OWNER_FILE)
+            .map_err(|e| format!("cannot read '{}': {}", shown.display(), cause(&e)))?
+            .ok_or_else(|| format!("'{}' is gone", shown.display()))?;
+        let mut owner = Holder::parse(&text).map_err(|why| {
+            format!(
+                "'{}' is not a b_eff_io owner marker: {why}",
+                shown.display()
+            )
+        })?;
+        owner.kept = Some(chrono::Local::now().to_rfc3339());
+        let (temp, mut file) = self
+            .dir
+            .create_temp(OsStr::new(".b_eff_io.owner.tmp."), 0o644)
+            .map_err(|e| format!("cannot write '{}': {}", shown.display(), cause(&e)))?;
+        let written =
+            std::io::Write::write_all(&mut file, owner.render(OWNER_HEADER, None).as_bytes())
+                .and_then(|()| self.dir.rename_over(&temp, OWNER_FILE));
+        if let Err(e) = written {
+            let _ = self.dir.unlink(&temp);
+            return Err(format!("cannot write '{}': {}", shown.display(), cause(&e)));
+        }
+        Ok(())
+    }
+}
+
+/// Everything in `dir` but the owner marker, then the marker, then `dir`'s name in `base`
+/// if it still names `dir` (`identity`). A name that was swapped is left alone: the
+/// contents removed were the run's own, found through its descriptor.
+fn remove_held(
+    base: &SafeDir,
+    name: &OsStr,
+    dir: &SafeDir,
+    identity_: Identity,
+) -> Result<(), String> {
+    let io_err = |e: std::io::Error| cause(&e);
+    dir.remove_contents(&[OsStr::new(OWNER_FILE)])
+        .map_err(io_err)?;
+    match dir.unlink(OWNER_FILE) {
+        Err(e) if e.kind() != std::io::ErrorKind::NotFound => return Err(cause(&e)),
+        _ => {}
+    }
+    match base.stat(name).map_err(io_err)? {
+        Some(s) if identity(&s) == identity_ => match base.remove_dir(name) {
+            Err(e) if e.kind() != std::io::ErrorKind::NotFound => Err(cause(&e)),
+            _ => Ok(()),
+        },
+        // Removed by another rank, or swapped for something else: not ours to remove.
+        _ => Ok(()),
+    }
 }
 
 /// A plain description of an I/O error (with the errno text).
@@ -126,201 +245,44 @@ pub fn cause(e: &std::io::Error) -> String {
 /// The working directory moved into the run directory for as long as this lives, so that
 /// the names MPI-IO sees are short (`p0.n4/type1`) however long `--path` is: Open MPI 4.1's
 /// shared-file-pointer component copies the file name into a 256-byte buffer and aborts
-/// on a longer one. Dropping it moves back to where the process was.
+/// on a longer one. The move is by descriptor (`fchdir`), so it enters the directory this
+/// rank holds, whatever its name names by then. Dropping it moves back to where the
+/// process was.
 #[derive(Debug)]
 pub struct Workdir {
-    previous: RawFd,
+    previous: std::fs::File,
 }
 
 impl Workdir {
     /// Moves into `dir`, remembering the current directory by a descriptor (so that
     /// going back works whatever its path).
-    pub fn enter(dir: &Path) -> Result<Workdir, String> {
-        use nix::fcntl::OFlag;
-        let previous = nix::fcntl::open(
-            ".",
-            OFlag::O_PATH | OFlag::O_DIRECTORY | OFlag::O_CLOEXEC,
-            nix::sys::stat::Mode::empty(),
-        )
-        .map_err(|e| format!("cannot note the working directory: {e}"))?;
-        let guard = Workdir { previous };
-        std::env::set_current_dir(dir).map_err(|e| {
+    pub fn enter(dir: &RunDir) -> Result<Workdir, String> {
+        use std::os::unix::fs::OpenOptionsExt;
+        let previous = std::fs::OpenOptions::new()
+            .read(true)
+            .custom_flags(nix::libc::O_PATH | nix::libc::O_DIRECTORY)
+            .open(".")
+            .map_err(|e| format!("cannot note the working directory: {}", cause(&e)))?;
+        nix::unistd::fchdir(dir.dir().fd().as_raw_fd()).map_err(|e| {
             format!(
                 "cannot enter the run directory '{}': {}",
-                dir.display(),
-                cause(&e)
+                dir.path().display(),
+                cause(&std::io::Error::from(e))
             )
         })?;
-        Ok(guard)
+        Ok(Workdir { previous })
     }
 }
 
 impl Drop for Workdir {
     fn drop(&mut self) {
-        let _ = nix::unistd::fchdir(self.previous);
-        let _ = nix::unistd::close(self.previous);
+        let _ = nix::unistd::fchdir(self.previous.as_raw_fd());
     }
 }
 
-/// Who made a run directory: the contents of its [`OWNER_FILE`].
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Owner {
-    /// The process id of rank 0.
-    pub pid: u32,
-    /// Its host name.
-    pub host: String,
-    /// The host's boot id (`/proc/sys/kernel/random/boot_id`), to tell a reboot.
-    pub boot_id: Option<String>,
-    /// The process's start time in clock ticks after boot (`/proc/PID/stat`, field 22),
-    /// to tell a reused pid.
-    pub start_ticks: Option<u64>,
-    /// When the directory was made (RFC 3339).
-    pub created: Option<String>,
-    /// When its run ended and kept it (`--keep`; RFC 3339): kept on purpose.
-    pub kept: Option<String>,
-}
-
-/// This host's name (`gethostname`).
+/// This host's name, as owner markers record it.
 pub fn host_name() -> String {
-    nix::unistd::gethostname()
-        .map(|h| h.to_string_lossy().into_owned())
-        .unwrap_or_else(|_| "unknown".into())
-}
-
-fn boot_id(proc_root: &Path) -> Option<String> {
-    std::fs::read_to_string(proc_root.join("sys/kernel/random/boot_id"))
-        .ok()
-        .map(|s| s.trim().to_string())
-}
-
-/// Field 3 (`state`) and field 22 (`starttime`) of the text of `/proc/PID/stat`.
-pub fn parse_stat(stat: &str) -> Option<(char, u64)> {
-    // The command name (field 2) is in parentheses and may hold spaces and ')'.
-    let mut fields = stat[stat.rfind(')')? + 1..].split_whitespace();
-    let state = fields.next()?.chars().next()?;
-    Some((state, fields.nth(18)?.parse().ok()?))
-}
-
-fn stat_of(proc_root: &Path, pid: u32) -> Option<(char, u64)> {
-    let stat = std::fs::read_to_string(proc_root.join(format!("{pid}/stat"))).ok()?;
-    parse_stat(&stat)
-}
-
-fn start_ticks(proc_root: &Path, pid: u32) -> Option<u64> {
-    stat_of(proc_root, pid).map(|(_, ticks)| ticks)
-}
-
-impl Owner {
-    /// This process, now.
-    pub fn this_process() -> Owner {
-        let proc_root = Path::new("/proc");
-        let pid = std::process::id();
-        Owner {
-            pid,
-            host: host_name(),
-            boot_id: boot_id(proc_root),
-            start_ticks: start_ticks(proc_root, pid),
-            created: Some(chrono::Local::now().to_rfc3339()),
-            kept: None,
-        }
-    }
-
-    /// The marker's text: a header line, then `key=value` lines.
-    pub fn render(&self) -> String {
-        let mut text = format!("{OWNER_HEADER}\npid={}\nhost={}\n", self.pid, self.host);
-        if let Some(b) = &self.boot_id {
-            text.push_str(&format!("boot_id={b}\n"));
-        }
-        if let Some(t) = self.start_ticks {
-            text.push_str(&format!("start_ticks={t}\n"));
-        }
-        if let Some(c) = &self.created {
-            text.push_str(&format!("created={c}\n"));
-        }
-        if let Some(k) = &self.kept {
-            text.push_str(&format!("kept={k}\n"));
-        }
-        text
-    }
-
-    /// Reads a marker; `None` unless it starts with the header and names a pid and a host.
-    pub fn parse(text: &str) -> Option<Owner> {
-        let mut lines = text.lines();
-        if lines.next()?.trim() != OWNER_HEADER {
-            return None;
-        }
-        let (mut pid, mut host, mut boot_id, mut start_ticks, mut created, mut kept) =
-            (None, None, None, None, None, None);
-        for line in lines {
-            let Some((key, value)) = line.split_once('=') else {
-                continue;
-            };
-            let value = value.trim().to_string();
-            match key.trim() {
-                "pid" => pid = value.parse().ok(),
-                "host" => host = Some(value),
-                "boot_id" => boot_id = Some(value),
-                "start_ticks" => start_ticks = value.parse().ok(),
-                "created" => created = Some(value),
-                "kept" => kept = Some(value),
-                _ => {}
-            }
-        }
-        Some(Owner {
-            pid: pid?,
-            host: host.filter(|h| !h.is_empty())?,
-            boot_id,
-            start_ticks,
-            created,
-            kept,
-        })
-    }
-
-    /// Whether the process that made the directory still runs, seen from host `here`
-    /// whose process table is below `proc_root` (`/proc`).
-    pub fn liveness(&self, here: &str, proc_root: &Path) -> Liveness {
-        if self.host != here {
-            return Liveness::Unknown(format!(
-                "it was made on host {}, and from host {here} b_eff_io cannot tell whether \
-                 its process is gone; run --clean there",
-                self.host
-            ));
-        }
-        if let (Some(then), Some(now)) = (&self.boot_id, boot_id(proc_root)) {
-            if *then != now {
-                return Liveness::Gone(format!(
-                    "{} has restarted since pid {} made it",
-                    self.host, self.pid
-                ));
-            }
-        }
-        if !proc_root.join(self.pid.to_string()).exists() {
-            return Liveness::Gone(format!("no process {} runs on {}", self.pid, self.host));
-        }
-        match stat_of(proc_root, self.pid) {
-            Some((state, _)) if state == 'Z' || state == 'X' => {
-                Liveness::Gone(format!("process {} on {} has exited", self.pid, self.host))
-            }
-            Some((_, now)) if self.start_ticks.is_some_and(|then| then != now) => {
-                Liveness::Gone(format!(
-                    "pid {} on {} now belongs to another process",
-                    self.pid, self.host
-                ))
-            }
-            _ => Liveness::Alive,
-        }
-    }
-}
-
-/// Whether a run directory's process still runs.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Liveness {
-    /// It runs: the directory is in use.
-    Alive,
-    /// It is gone, for the reason given.
-    Gone(String),
-    /// It cannot be told from here, for the reason given.
-    Unknown(String),
+    outfile::owner::this_host()
 }
 
 /// Something in a `--path` that is named like a run directory.
@@ -328,12 +290,16 @@ pub enum Liveness {
 pub struct Found {
     /// Its path.
     pub path: PathBuf,
+    /// Its name in the folder.
+    pub name: OsString,
     /// Bytes allocated on disk below it.
     pub bytes: u64,
-    /// Its owner marker, if it has a valid one.
-    pub owner: Option<Owner>,
-    /// Whether its owner still runs (`None` without a marker).
+    /// Its owner marker, if it has a valid one that its owner wrote.
+    pub owner: Option<Holder>,
+    /// Whether its owner still runs (`None` without a valid marker).
     pub liveness: Option<Liveness>,
+    /// Why it has no valid marker, when it has none.
+    pub refused: Option<String>,
 }
 
 /// Bytes allocated below `path` (`st_blocks` · 512), not following symbolic links.
@@ -352,36 +318,88 @@ pub fn disk_usage(path: &Path) -> u64 {
     bytes
 }
 
-fn examine(path: PathBuf, here: &str, proc_root: &Path) -> Found {
-    let marker = path.join(OWNER_FILE);
-    let owner = std::fs::symlink_metadata(&marker)
-        .ok()
-        .filter(|m| m.is_file())
-        .and_then(|_| std::fs::read_to_string(&marker).ok())
-        .and_then(|t| Owner::parse(&t));
-    let liveness = owner.as_ref().map(|o| o.liveness(here, proc_root));
-    Found {
-        bytes: disk_usage(&path),
-        path,
-        owner,
-        liveness,
+/// Whether a marker file owned by `file_uid` in a directory owned by `dir_uid` may speak
+/// for the run directory, for a process of effective user `me`: the file and the
+/// directory belong to one user, who is `me` — or, for root, the user the marker names.
+fn trusted_owner(holder: &Holder, file_uid: u32, dir_uid: u32, me: u32) -> Result<(), String> {
+    if file_uid != dir_uid {
+        return Err(format!(
+            "its owner marker belongs to user {file_uid} but the directory to user {dir_uid}"
+        ));
     }
+    if file_uid == me {
+        return Ok(());
+    }
+    if me == 0 && holder.uid == Some(file_uid) {
+        return Ok(());
+    }
+    Err(format!(
+        "its owner marker belongs to user {file_uid}, not to this user ({me}){}",
+        if me == 0 {
+            " nor to the user it names"
+        } else {
+            ""
+        }
+    ))
 }
 
-/// The directories in `base` named like run directories (not following symbolic links),
-/// sorted by name, each with its owner and whether that runs.
-pub fn leftovers(base: &Path, here: &str, proc_root: &Path) -> std::io::Result<Vec<Found>> {
-    let mut paths: Vec<PathBuf> = std::fs::read_dir(base)?
-        .flatten()
-        .filter(|e| e.file_name().to_string_lossy().starts_with(PREFIX))
-        .filter(|e| e.file_type().is_ok_and(|t| t.is_dir()))
-        .map(|e| e.path())
-        .collect();
-    paths.sort();
-    Ok(paths
+/// The run directory `name` in `base`, examined without following a link: its marker
+/// (a regular file of at most a few KiB, read without blocking), whose it is and
+/// whether that process runs.
+fn examine(base: &SafeDir, name: &OsStr) -> Found {
+    let path = base.shown(name);
+    let mut found = Found {
+        bytes: disk_usage(&path),
+        path,
+        name: name.to_os_string(),
+        owner: None,
+        liveness: None,
+        refused: None,
+    };
+    let judged = base
+        .open_dir(name)
+        .map_err(|e| format!("it cannot be opened ({})", cause(&e)))
+        .and_then(|dir| {
+            let dir_uid = dir.stat_self().map_err(|e| cause(&e))?.st_uid;
+            let (text, stat) = dir
+                .read_marker(OWNER_FILE)
+                .map_err(|e| format!("its {OWNER_FILE} is {}", cause(&e)))?
+                .ok_or_else(|| format!("without an owner marker ({OWNER_FILE})"))?;
+            if !text.lines().next().is_some_and(is_owner_header) {
+                return Err(format!("its {OWNER_FILE} is not a b_eff_io owner marker"));
+            }
+            let holder = Holder::parse(&text)
+                .map_err(|why| format!("its {OWNER_FILE} cannot be read ({why})"))?;
+            trusted_owner(&holder, stat.st_uid, dir_uid, outfile::safedir::euid())?;
+            Ok(holder)
+        });
+    match judged {
+        Ok(holder) => {
+            found.liveness = Some(holder.liveness());
+            found.owner = Some(holder);
+        }
+        Err(why) => found.refused = Some(why),
+    }
+    found
+}
+
+/// The first line of an owner marker, of this release or an earlier one.
+fn is_owner_header(line: &str) -> bool {
+    line.trim() == OWNER_HEADER || line.trim() == "b_eff_io run directory"
+}
+
+/// The real directories in `base` named like run directories (links and files are
+/// passed over), sorted by name, each examined ([`Found`]).
+pub fn leftovers(base: &SafeDir) -> std::io::Result<Vec<Found>> {
+    let mut names: Vec<OsString> = base
+        .entries()?
         .into_iter()
-        .map(|p| examine(p, here, proc_root))
-        .collect())
+        .filter(|(name, _)| name.to_string_lossy().starts_with(PREFIX))
+        .filter(|(name, _)| base.is_real_dir(name))
+        .map(|(name, _)| name)
+        .collect();
+    names.sort();
+    Ok(names.iter().map(|n| examine(base, n)).collect())
 }
 
 /// `1.8 GiB (1932735283 bytes)`.
@@ -392,7 +410,7 @@ fn size(bytes: u64) -> String {
 /// The line a run prints about something it found in its `--path`.
 pub fn leftover_line(found: &Found, base: &Path) -> String {
     let (path, bytes) = (found.path.display(), size(found.bytes));
-    if let Some(Owner {
+    if let Some(Holder {
         kept: Some(when), ..
     }) = &found.owner
     {
@@ -420,18 +438,22 @@ pub fn leftover_line(found: &Found, base: &Path) -> String {
         }
         _ => format!(
             "b_eff_io: note: found '{path}' ({bytes}), named like a b_eff_io run directory \
-             but without an owner marker ({OWNER_FILE}); b_eff_io --clean leaves it alone"
+             but {}; b_eff_io --clean leaves it alone",
+            found
+                .refused
+                .as_deref()
+                .unwrap_or("without a valid owner marker")
         ),
     }
 }
 
 /// Prints a line on standard error for every run directory already in `base`.
-pub fn report_leftovers(base: &Path) {
-    let Ok(found) = leftovers(base, &host_name(), Path::new("/proc")) else {
+pub fn report_leftovers(base: &SafeDir) {
+    let Ok(found) = leftovers(base) else {
         return;
     };
     for f in &found {
-        eprintln!("{}", leftover_line(f, base));
+        outfile::eprintln!("{}", leftover_line(f, base.path()));
     }
 }
 
@@ -455,60 +477,101 @@ impl std::fmt::Display for Cleaned {
     }
 }
 
-/// `--clean DIR`: removes the run directories in `dir` (or `dir` itself, when it is one)
-/// whose owner marker names a process of this host that is gone. Directories without a
-/// valid marker, of a process that runs, or made on another host are kept. `Err` when
-/// `dir` cannot be read.
-pub fn clean(dir: &Path, here: &str, proc_root: &Path) -> Result<Vec<Cleaned>, String> {
-    let candidates = if std::fs::symlink_metadata(dir.join(OWNER_FILE)).is_ok() {
-        vec![examine(dir.to_path_buf(), here, proc_root)]
-    } else {
-        leftovers(dir, here, proc_root)
-            .map_err(|e| format!("cannot read '{}': {}", dir.display(), cause(&e)))?
-    };
-    Ok(candidates
-        .into_iter()
-        .map(|f| match (&f.owner, f.liveness) {
-            (
-                Some(Owner {
-                    kept: Some(when), ..
-                }),
-                _,
-            ) => Cleaned::Kept(
-                f.path,
-                f.bytes,
-                format!("its run kept it on purpose (--keep, {when}); remove it yourself"),
+/// `--clean DIR`: removes the run directories in `dir` whose owner marker names a
+/// process of this host that is gone. Only real directories named `b_eff_io.*` are looked
+/// at, never `dir` itself; one is removed only when its marker is a regular file that
+/// its owner wrote ([`examine`]). Directories without a valid marker, of a process that
+/// runs, or made on another host are kept. `Err` when `dir` cannot be read.
+pub fn clean(dir: &Path) -> Result<Vec<Cleaned>, String> {
+    let base = SafeDir::open(dir)
+        .map_err(|e| format!("cannot read '{}': {}", dir.display(), cause(&e)))?;
+    let mut outcome = Vec::new();
+    if base.stat(OWNER_FILE).ok().flatten().is_some() {
+        outcome.push(Cleaned::Kept(
+            dir.to_path_buf(),
+            0,
+            format!(
+                "it holds a {OWNER_FILE} itself; --clean never removes the directory it is \
+                 given, only the run directories (b_eff_io.*) in it: give the folder that \
+                 holds this one (the run's --path)"
             ),
-            (Some(o), Some(Liveness::Gone(why))) => {
-                let what = format!("made by b_eff_io pid {} on {}, which is gone ({why})", o.pid, o.host);
-                match remove(&f.path) {
-                    Ok(()) => Cleaned::Removed(f.path, f.bytes, what),
-                    Err(e) => Cleaned::Kept(f.path, f.bytes, format!("{what}, but {e}")),
-                }
+        ));
+    }
+    let found =
+        leftovers(&base).map_err(|e| format!("cannot read '{}': {}", dir.display(), cause(&e)))?;
+    outcome.extend(found.into_iter().map(|f| clean_one(&base, f)));
+    Ok(outcome)
+}
+
+/// What `--clean` does with one examined run directory.
+fn clean_one(base: &SafeDir, f: Found) -> Cleaned {
+    match (&f.owner, f.liveness) {
+        (
+            Some(Holder {
+                kept: Some(when), ..
+            }),
+            _,
+        ) => Cleaned::Kept(
+            f.path,
+            f.bytes,
+            format!("its run kept it on purpose (--keep, {when}); remove it yourself"),
+        ),
+        (Some(o), Some(Liveness::Gone(why))) => {
+            let what = format!(
+                "made by b_eff_io pid {} on {}, which is gone ({why})",
+                o.pid, o.host
+            );
+            let removed = base
+                .open_dir(&f.name)
+                .map_err(|e| cause(&e))
+                .and_then(|dir| {
+                    let id = dir.identity().map_err(|e| cause(&e))?;
+                    remove_held(base, &f.name, &dir, id)
+                });
+            match removed {
+                Ok(()) => Cleaned::Removed(f.path, f.bytes, what),
+                Err(e) => Cleaned::Kept(
+                    f.path.clone(),
+                    f.bytes,
+                    format!("{what}, but cannot remove '{}': {e}", f.path.display()),
+                ),
             }
-            (Some(o), Some(Liveness::Alive)) => Cleaned::Kept(
-                f.path,
-                f.bytes,
-                format!("its b_eff_io (pid {} on {}) still runs", o.pid, o.host),
+        }
+        (Some(o), Some(Liveness::Alive)) => Cleaned::Kept(
+            f.path,
+            f.bytes,
+            format!("its b_eff_io (pid {} on {}) still runs", o.pid, o.host),
+        ),
+        (Some(o), Some(Liveness::Unknown(why))) => Cleaned::Kept(
+            f.path,
+            f.bytes,
+            format!(
+                "it was made on host {}, and from here b_eff_io cannot tell whether its \
+                 process is gone ({why}); run --clean there",
+                o.host
             ),
-            (Some(_), Some(Liveness::Unknown(why))) => Cleaned::Kept(f.path, f.bytes, why),
-            _ => Cleaned::Kept(
-                f.path,
-                f.bytes,
-                format!("it holds no valid owner marker ({OWNER_FILE}), so nothing says b_eff_io made it"),
+        ),
+        _ => Cleaned::Kept(
+            f.path,
+            f.bytes,
+            format!(
+                "{}, so nothing trustworthy says b_eff_io made it",
+                f.refused
+                    .as_deref()
+                    .unwrap_or("it holds no valid owner marker")
             ),
-        })
-        .collect())
+        ),
+    }
 }
 
 /// The `--clean DIR` command: cleans, prints one line per run directory and a total on
 /// standard output; returns the exit code (0, or 1 when `dir` cannot be read or a removal
 /// failed).
 pub fn clean_command(dir: &Path) -> i32 {
-    let outcome = match clean(dir, &host_name(), Path::new("/proc")) {
+    let outcome = match clean(dir) {
         Ok(o) => o,
         Err(e) => {
-            eprintln!("b_eff_io: error: --clean: {e}");
+            outfile::eprintln!("b_eff_io: error: --clean: {e}");
             return 1;
         }
     };
@@ -544,6 +607,7 @@ pub fn clean_command(dir: &Path) -> i32 {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use std::os::unix::fs::{symlink, PermissionsExt};
 
     fn scratch(name: &str) -> PathBuf {
         let base =
@@ -553,15 +617,47 @@ mod tests {
         base
     }
 
+    fn is_root() -> bool {
+        outfile::safedir::euid() == 0
+    }
+
+    /// Every file below `dir` with its bytes, sorted: to show a victim tree is untouched.
+    fn snapshot(dir: &Path) -> Vec<(PathBuf, Vec<u8>)> {
+        let mut out = Vec::new();
+        for entry in std::fs::read_dir(dir).unwrap() {
+            let path = entry.unwrap().path();
+            let meta = std::fs::symlink_metadata(&path).unwrap();
+            if meta.is_dir() {
+                out.extend(snapshot(&path));
+            } else if meta.is_file() {
+                out.push((path.clone(), std::fs::read(&path).unwrap()));
+            } else {
+                out.push((path.clone(), b"(other)".to_vec()));
+            }
+        }
+        out.sort();
+        out
+    }
+
+    fn victim(base: &Path) -> (PathBuf, Vec<(PathBuf, Vec<u8>)>) {
+        let v = base.join("victim");
+        std::fs::create_dir_all(v.join("sub")).unwrap();
+        std::fs::write(v.join("data"), b"someone's data").unwrap();
+        std::fs::write(v.join("sub/more"), vec![7u8; 10_000]).unwrap();
+        let snap = snapshot(&v);
+        (v, snap)
+    }
+
     #[test]
     fn a_removal_cut_short_keeps_the_owner_marker() {
         // A mount point in the run directory cannot be unlinked (EBUSY): the removal stops
         // there, as a SIGKILL during it would, and the marker must still be in place.
-        if !std::fs::metadata("/proc/self").is_ok_and(|m| m.uid() == 0) {
+        if !is_root() {
             return mpitest::unavailable("mounting a tmpfs inside a run directory needs root");
         }
         let base = scratch("cut");
-        let dir = create(&base, "t", 1).unwrap();
+        let run = RunDir::create(&base, "t", 1).unwrap();
+        let dir = run.path().to_path_buf();
         for name in ["a", "b", "c"] {
             std::fs::write(dir.join(name), b"x").unwrap();
         }
@@ -573,12 +669,12 @@ mod tests {
             .status()
             .unwrap();
         assert!(mounted.success());
-        let removed = remove(&dir);
+        let removed = run.remove();
         let marker_left = dir.join(OWNER_FILE).exists();
         let _ = std::process::Command::new("umount").arg(&busy).status();
         assert!(removed.is_err(), "{removed:?}");
         assert!(marker_left, "the marker went before the rest");
-        remove(&dir).unwrap();
+        run.remove().unwrap();
         assert!(!dir.exists());
         std::fs::remove_dir_all(&base).unwrap();
     }
@@ -586,50 +682,74 @@ mod tests {
     #[test]
     fn created_fresh_and_removed() {
         let base = scratch("fresh");
-        let dir = create(&base, "t", 1).unwrap();
+        let run = RunDir::create(&base, "t", 1).unwrap();
+        let dir = run.path().to_path_buf();
         assert!(dir.is_dir() && dir.is_absolute());
-        assert!(create(&base, "t", 1)
+        let mode = std::fs::metadata(&dir).unwrap().permissions().mode();
+        assert_eq!(mode & 0o077, 0, "{mode:o}");
+        assert!(RunDir::create(&base, "t", 1)
             .unwrap_err()
             .contains("already exists"));
         std::fs::write(dir.join("f"), b"x").unwrap();
-        remove(&dir).unwrap();
+        run.remove().unwrap();
         assert!(!dir.exists());
-        let err = create(&base.join("missing"), "t", 1).unwrap_err();
+        let err = RunDir::create(&base.join("missing"), "t", 1).unwrap_err();
         assert!(err.contains("missing") && err.contains("ENOENT"), "{err}");
         std::fs::write(base.join("file"), b"x").unwrap();
-        assert!(create(&base.join("file"), "t", 1)
-            .unwrap_err()
-            .contains("not a directory"));
+        let err = RunDir::create(&base.join("file"), "t", 1).unwrap_err();
+        assert!(err.contains("not a directory"), "{err}");
+        std::fs::remove_dir_all(&base).unwrap();
+    }
+
+    #[test]
+    fn a_planted_link_at_the_run_directory_name_is_refused() {
+        let base = scratch("planted");
+        let (v, before) = victim(&base);
+        symlink(&v, base.join("b_eff_io.t.1")).unwrap();
+        let err = RunDir::create(&base, "t", 1).unwrap_err();
+        assert!(err.contains("already exists"), "{err}");
+        assert_eq!(snapshot(&v), before);
+        std::fs::remove_dir_all(&base).unwrap();
+    }
+
+    #[test]
+    fn a_run_directory_swapped_for_a_link_is_not_followed() {
+        let base = scratch("swapped");
+        let (v, before) = victim(&base);
+        let run = RunDir::create(&base, "t", 1).unwrap();
+        std::fs::write(run.path().join("type0"), vec![1u8; 4096]).unwrap();
+        // Another user renames the run directory away and puts a link in its place.
+        let moved = base.join("moved-away");
+        std::fs::rename(run.path(), &moved).unwrap();
+        symlink(&v, run.path()).unwrap();
+        assert!(run
+            .missing()
+            .unwrap()
+            .contains("replaced by something else"));
+        run.remove().unwrap();
+        assert_eq!(snapshot(&v), before, "the link's target was touched");
+        assert!(std::fs::symlink_metadata(run.path()).unwrap().is_symlink());
+        // What was removed is the run's own directory, through its descriptor.
+        assert!(std::fs::read_dir(&moved).unwrap().next().is_none());
         std::fs::remove_dir_all(&base).unwrap();
     }
 
     #[test]
     fn the_marker_names_this_process_and_reads_back() {
         let base = scratch("marker");
-        let dir = create(&base, "t", 7).unwrap();
-        let text = std::fs::read_to_string(dir.join(OWNER_FILE)).unwrap();
-        let owner = Owner::parse(&text).unwrap();
+        let run = RunDir::create(&base, "t", 7).unwrap();
+        let text = std::fs::read_to_string(run.path().join(OWNER_FILE)).unwrap();
+        assert!(text.starts_with(OWNER_HEADER), "{text}");
+        let owner = Holder::parse(&text).unwrap();
         assert_eq!(owner.pid, std::process::id());
         assert_eq!(owner.host, host_name());
+        assert_eq!(owner.uid, Some(outfile::safedir::euid()));
         assert!(
-            owner.start_ticks.is_some() && owner.boot_id.is_some(),
+            owner.process_start.is_some() && owner.boot_id.is_some(),
             "{text}"
         );
-        assert_eq!(
-            owner.liveness(&host_name(), Path::new("/proc")),
-            Liveness::Alive
-        );
-        assert_eq!(Owner::parse("something else\npid=1\nhost=h\n"), None);
-        assert_eq!(Owner::parse(&format!("{OWNER_HEADER}\nhost=h\n")), None);
+        assert_eq!(owner.liveness(), Liveness::Alive);
         std::fs::remove_dir_all(&base).unwrap();
-    }
-
-    #[test]
-    fn start_ticks_survive_odd_command_names() {
-        let stat =
-            "4242 (a) b) S 1 4242 4242 0 -1 4194560 100 0 0 0 1 2 0 0 20 0 1 0 987654 1000 1";
-        assert_eq!(parse_stat(stat), Some(('S', 987_654)));
-        assert_eq!(parse_stat("4242 (a) Z 1"), None);
     }
 
     fn dead_pid() -> u32 {
@@ -637,6 +757,13 @@ mod tests {
         let pid = child.id();
         child.wait().unwrap();
         pid
+    }
+
+    fn marker(pid: u32, host: &str) -> String {
+        format!(
+            "{OWNER_HEADER}\npid {pid}\nhost {host}\nuid {}\n",
+            outfile::safedir::euid()
+        )
     }
 
     fn fake(base: &Path, name: &str, marker: Option<String>) -> PathBuf {
@@ -653,7 +780,6 @@ mod tests {
     fn a_dead_owner_is_reported_and_cleaned_everything_else_is_kept() {
         let base = scratch("clean");
         let here = host_name();
-        let marker = |pid: u32, host: &str| format!("{OWNER_HEADER}\npid={pid}\nhost={host}\n");
         let dead = fake(&base, "b_eff_io.1.1", Some(marker(dead_pid(), &here)));
         let alive = fake(
             &base,
@@ -663,8 +789,17 @@ mod tests {
         let bare = fake(&base, "b_eff_io.3.3", None);
         let elsewhere = fake(&base, "b_eff_io.4.4", Some(marker(1, "another-host")));
         let mine = fake(&base, "results", Some(marker(dead_pid(), &here)));
-        let found = leftovers(&base, &here, Path::new("/proc")).unwrap();
-        assert_eq!(found.len(), 4, "{found:?}");
+        // An earlier release's marker (key=value) still counts.
+        let old = fake(
+            &base,
+            "b_eff_io.6.6",
+            Some(format!(
+                "b_eff_io run directory\npid={}\nhost={here}\n",
+                dead_pid()
+            )),
+        );
+        let found = leftovers(&SafeDir::open(&base).unwrap()).unwrap();
+        assert_eq!(found.len(), 5, "{found:?}");
         let line = leftover_line(&found[0], &base);
         assert!(
             line.contains(&dead.display().to_string())
@@ -674,7 +809,7 @@ mod tests {
             "{line}"
         );
         assert!(leftover_line(&found[2], &base).contains("without an owner marker"));
-        let outcome = clean(&base, &here, Path::new("/proc")).unwrap();
+        let outcome = clean(&base).unwrap();
         let text: Vec<String> = outcome.iter().map(|c| c.to_string()).collect();
         assert!(
             matches!(&outcome[0], Cleaned::Removed(p, _, _) if *p == dead),
@@ -684,73 +819,161 @@ mod tests {
             text[1].starts_with("kept") && text[1].contains("still runs"),
             "{text:?}"
         );
-        assert!(text[2].starts_with("kept") && text[2].contains("no valid owner marker"));
+        assert!(text[2].starts_with("kept") && text[2].contains("without an owner marker"));
         assert!(text[3].starts_with("kept") && text[3].contains("another-host"));
-        assert!(!dead.exists() && alive.exists() && bare.exists() && elsewhere.exists());
+        assert!(
+            matches!(&outcome[4], Cleaned::Removed(p, _, _) if *p == old),
+            "{text:?}"
+        );
+        assert!(!dead.exists() && !old.exists());
+        assert!(alive.exists() && bare.exists() && elsewhere.exists());
         assert!(
             mine.exists(),
             "only directories named like run directories are looked at"
         );
-        // A directory kept with --keep is kept, and said to be.
-        let kept = fake(&base, "b_eff_io.5.5", Some(marker(dead_pid(), &here)));
-        mark_kept(&kept).unwrap();
-        let found = leftovers(&base, &here, Path::new("/proc")).unwrap();
-        assert!(leftover_line(found.last().unwrap(), &base).contains("kept with --keep"));
-        let outcome = clean(&base, &here, Path::new("/proc")).unwrap();
-        assert!(
-            matches!(outcome.last().unwrap(), Cleaned::Kept(p, _, why) if *p == kept && why.contains("--keep")),
-            "{outcome:?}"
-        );
-        assert!(kept.exists());
-        // DIR itself may be the run directory.
-        let outcome = clean(&bare, &here, Path::new("/proc")).unwrap();
-        assert!(outcome.is_empty(), "{outcome:?}");
-        std::fs::write(bare.join(OWNER_FILE), marker(dead_pid(), &here)).unwrap();
-        let outcome = clean(&bare, &here, Path::new("/proc")).unwrap();
-        assert!(
-            matches!(&outcome[..], [Cleaned::Removed(..)]),
-            "{outcome:?}"
-        );
-        assert!(clean(&base.join("missing"), &here, Path::new("/proc")).is_err());
         std::fs::remove_dir_all(&base).unwrap();
     }
 
     #[test]
-    fn a_reused_pid_or_a_reboot_means_gone() {
-        let me = Owner::this_process();
-        let proc_root = Path::new("/proc");
-        let reused = Owner {
-            start_ticks: me.start_ticks.map(|t| t + 1),
-            ..me.clone()
-        };
+    fn kept_directories_stay() {
+        let base = scratch("kept");
+        let run = RunDir::create(&base, "t", 5).unwrap();
+        run.mark_kept().unwrap();
+        // Its process is this one; make the marker name a dead one, as after the run.
+        let path = run.path().join(OWNER_FILE);
+        let text = std::fs::read_to_string(&path).unwrap();
+        let mut holder = Holder::parse(&text).unwrap();
+        assert!(holder.kept.is_some());
+        holder.pid = dead_pid();
+        holder.process_start = None;
+        std::fs::remove_file(&path).unwrap();
+        std::fs::write(&path, holder.render(OWNER_HEADER, None)).unwrap();
+        let found = leftovers(&SafeDir::open(&base).unwrap()).unwrap();
+        assert!(leftover_line(&found[0], &base).contains("kept with --keep"));
+        let outcome = clean(&base).unwrap();
         assert!(
-            matches!(reused.liveness(&me.host, proc_root), Liveness::Gone(w) if w.contains("another process"))
+            matches!(&outcome[..], [Cleaned::Kept(_, _, why)] if why.contains("--keep")),
+            "{outcome:?}"
         );
-        let rebooted = Owner {
-            boot_id: Some("not-this-boot".into()),
-            ..me.clone()
-        };
+        assert!(run.path().exists());
+        std::fs::remove_dir_all(&base).unwrap();
+    }
+
+    #[test]
+    fn clean_never_removes_the_directory_it_is_given() {
+        // `b_eff_io --clean /scratch` where anyone wrote /scratch/b_eff_io.owner.
+        let base = scratch("given");
+        let (v, before) = victim(&base);
+        std::fs::write(v.join(OWNER_FILE), marker(dead_pid(), &host_name())).unwrap();
+        let before_with_marker = snapshot(&v);
+        let outcome = clean(&v).unwrap();
         assert!(
-            matches!(rebooted.liveness(&me.host, proc_root), Liveness::Gone(w) if w.contains("restarted"))
+            matches!(&outcome[..], [Cleaned::Kept(p, _, why)] if *p == v && why.contains("never removes the directory it is given")),
+            "{outcome:?}"
         );
+        assert_eq!(snapshot(&v), before_with_marker);
+        assert!(before.len() + 1 == before_with_marker.len());
+        std::fs::remove_dir_all(&base).unwrap();
+    }
+
+    #[test]
+    fn links_and_hostile_markers_are_never_followed_or_trusted() {
+        let base = scratch("hostile");
+        let here = host_name();
+        let (v, _) = victim(&base);
+        std::fs::write(v.join(OWNER_FILE), marker(dead_pid(), &here)).unwrap();
+        let victim_snapshot = snapshot(&v);
+        // A link named like a run directory, to a directory with a valid marker.
+        symlink(&v, base.join("b_eff_io.1.link")).unwrap();
+        // A marker that is a link to the victim's marker, a FIFO, a link to /dev/zero, a
+        // sparse 2 GiB file.
+        let linked = fake(&base, "b_eff_io.2.linked", None);
+        symlink(v.join(OWNER_FILE), linked.join(OWNER_FILE)).unwrap();
+        let fifo = fake(&base, "b_eff_io.3.fifo", None);
+        assert!(std::process::Command::new("mkfifo")
+            .arg(fifo.join(OWNER_FILE))
+            .status()
+            .unwrap()
+            .success());
+        let zero = fake(&base, "b_eff_io.4.zero", None);
+        symlink("/dev/zero", zero.join(OWNER_FILE)).unwrap();
+        let sparse = fake(&base, "b_eff_io.5.sparse", None);
+        std::fs::File::create(sparse.join(OWNER_FILE))
+            .unwrap()
+            .set_len(2 << 30)
+            .unwrap();
+        let started = std::time::Instant::now();
+        let outcome = clean(&base).unwrap();
+        let text: Vec<String> = outcome.iter().map(ToString::to_string).collect();
+        assert_eq!(
+            outcome.len(),
+            4,
+            "the link is not a run directory: {text:?}"
+        );
+        assert!(
+            outcome.iter().all(|c| matches!(c, Cleaned::Kept(..))),
+            "{text:?}"
+        );
+        assert!(text[0].contains("symbolic link"), "{text:?}");
+        assert!(text[1].contains("a FIFO"), "{text:?}");
+        assert!(text[2].contains("symbolic link"), "{text:?}");
+        assert!(text[3].contains("more than a marker's 4096"), "{text:?}");
+        assert!(started.elapsed() < std::time::Duration::from_secs(60));
+        assert_eq!(snapshot(&v), victim_snapshot);
+        std::fs::remove_dir_all(&base).unwrap();
+    }
+
+    #[test]
+    fn a_marker_of_another_user_is_not_trusted() {
+        if !is_root() {
+            return mpitest::unavailable("giving a marker to another user needs root");
+        }
+        let base = scratch("forged");
+        let here = host_name();
+        // Written by user 4242, claiming to be root's run.
+        let forged = fake(&base, "b_eff_io.1.1", Some(marker(dead_pid(), &here)));
+        std::os::unix::fs::chown(forged.join(OWNER_FILE), Some(4242), None).unwrap();
+        std::os::unix::fs::chown(&forged, Some(4242), None).unwrap();
+        // Root cleans a run of user 4242 whose marker names user 4242 itself.
+        let theirs = fake(
+            &base,
+            "b_eff_io.2.2",
+            Some(format!(
+                "{OWNER_HEADER}\npid {}\nhost {here}\nuid 4242\n",
+                dead_pid()
+            )),
+        );
+        std::os::unix::fs::chown(theirs.join(OWNER_FILE), Some(4242), None).unwrap();
+        std::os::unix::fs::chown(&theirs, Some(4242), None).unwrap();
+        let outcome = clean(&base).unwrap();
+        let text: Vec<String> = outcome.iter().map(ToString::to_string).collect();
+        assert!(
+            text[0].starts_with("kept") && text[0].contains("user 4242"),
+            "{text:?}"
+        );
+        assert!(text[1].starts_with("removed"), "{text:?}");
+        assert!(forged.exists() && !theirs.exists());
+        std::fs::remove_dir_all(&base).unwrap();
     }
 
     #[test]
     fn the_working_directory_comes_back() {
         let base = scratch("workdir");
+        let run = RunDir::create(&base, "t", 9).unwrap();
         let before = std::env::current_dir().unwrap();
         {
-            let _inside = Workdir::enter(&base).unwrap();
+            let _inside = Workdir::enter(&run).unwrap();
             assert_eq!(
                 std::env::current_dir().unwrap(),
-                base.canonicalize().unwrap()
+                run.path().canonicalize().unwrap()
             );
         }
         assert_eq!(std::env::current_dir().unwrap(), before);
-        assert!(Workdir::enter(&base.join("missing"))
+        let other = RunDir::open(run.path()).unwrap();
+        assert_eq!(other.identity, run.identity);
+        assert!(RunDir::open(&base.join("missing"))
             .unwrap_err()
             .contains("ENOENT"));
-        assert_eq!(std::env::current_dir().unwrap(), before);
         std::fs::remove_dir_all(&base).unwrap();
     }
 }

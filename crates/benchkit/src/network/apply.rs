@@ -125,7 +125,7 @@ pub fn agree_selection<C: Communicator>(
         Some(payloads) => {
             let check = HostCheck::from_payloads(&payloads);
             for line in check.lines() {
-                eprintln!("{prefix}{line}");
+                outfile::eprintln!("{prefix}{line}");
             }
             let switch = applied
                 .as_ref()

@@ -15,7 +15,7 @@
 
 use serde::{Deserialize, Serialize};
 
-use crate::config::{Config, WARMUP_ITERATIONS};
+use crate::config::{Config, MAX_MESSAGE_BYTES, WARMUP_ITERATIONS};
 use crate::placement::Placement;
 use crate::rates::{rates, Rate, Rates, Times};
 use crate::schedule::Step;
@@ -45,6 +45,156 @@ pub enum ReadError {
     /// A layout newer than this program knows.
     #[error("schema_version {0} is newer than this program reads (up to {SCHEMA_VERSION})")]
     Newer(u64),
+    /// A value no run can give (a negative or enormous rate, zero cores).
+    #[error("{field} is {value}, which no run gives; expected {expected}")]
+    Absurd {
+        /// Where it is, as a path of fields: `sizes[3].rates.average.msgs_per_s`.
+        field: String,
+        /// The value as read.
+        value: String,
+        /// What a run gives, in words.
+        expected: String,
+    },
+}
+
+/// The largest rate a document may hold, in messages or MiB per second: a million times
+/// any node's, yet far from where sums and products of rates overflow.
+pub const MAX_RATE: f64 = 1e15;
+
+/// The longest time a document may hold, in seconds (about 31 years).
+pub const MAX_SECONDS: f64 = 1e9;
+
+/// The most messages one sample may count: far beyond any run (at 10^9 messages per
+/// second, 30 years).
+pub const MAX_MESSAGES: f64 = 1e18;
+
+/// The check of one number: finite and within `0..=max`, else [`ReadError::Absurd`]
+/// naming `field` (made only then, so checking a document costs no allocation).
+fn within(value: f64, max: f64, field: impl FnOnce() -> String) -> Result<(), ReadError> {
+    if value.is_finite() && (0.0..=max).contains(&value) {
+        return Ok(());
+    }
+    Err(ReadError::Absurd {
+        field: field(),
+        value: shown(value),
+        expected: format!("a number from 0 to {max:e}"),
+    })
+}
+
+/// A number as a message shows it: `-5`, `1e308` (not 309 digits).
+pub fn shown(value: f64) -> String {
+    if value != 0.0 && !(1e-6..1e15).contains(&value.abs()) {
+        format!("{value:e}")
+    } else {
+        value.to_string()
+    }
+}
+
+/// The check of a count: at least `min`, at most `max`.
+fn count(value: u64, min: u64, max: u64, field: &str) -> Result<(), ReadError> {
+    if (min..=max).contains(&value) {
+        return Ok(());
+    }
+    Err(ReadError::Absurd {
+        field: field.to_string(),
+        value: value.to_string(),
+        expected: format!("a whole number from {min} to {max}"),
+    })
+}
+
+/// The check of a rate and its bandwidth.
+fn rate(r: &Rate, field: &dyn Fn() -> String) -> Result<(), ReadError> {
+    within(r.msgs_per_s, MAX_RATE, || format!("{}.msgs_per_s", field()))?;
+    within(r.mib_per_s, MAX_RATE, || format!("{}.mib_per_s", field()))
+}
+
+/// The check of the three rates of a row.
+fn rates_of(r: &Rates, field: &dyn Fn() -> String) -> Result<(), ReadError> {
+    rate(&r.average, &|| format!("{}.average", field()))?;
+    rate(&r.max, &|| format!("{}.max", field()))?;
+    rate(&r.min, &|| format!("{}.min", field()))
+}
+
+/// The check of the core ranks' elapsed times.
+fn times(elapsed: &[f64], field: &dyn Fn() -> String) -> Result<(), ReadError> {
+    for (k, t) in elapsed.iter().enumerate() {
+        within(*t, MAX_SECONDS, || format!("{}[{k}]", field()))?;
+    }
+    Ok(())
+}
+
+impl Config {
+    /// Refuses what no run of sqmr accepts: a count of 0, a message larger than one MPI
+    /// call sends, sizes the wrong way round.
+    fn check_read(&self) -> Result<(), ReadError> {
+        let most = i32::MAX as u64;
+        count(self.num_cores as u64, 1, most, "config.num_cores")?;
+        count(self.num_nbors as u64, 1, most, "config.num_nbors")?;
+        count(self.num_iters, 1, u64::MAX, "config.num_iters")?;
+        count(self.win_size as u64, 1, most, "config.win_size")?;
+        count(self.repeat, 1, u64::MAX, "config.repeat")?;
+        count(self.max_msgsize, 0, MAX_MESSAGE_BYTES, "config.max_msgsize")?;
+        count(self.min_msgsize, 0, self.max_msgsize, "config.min_msgsize")?;
+        if let Some(p) = &self.precision {
+            within(p.percent, f64::MAX, || "config.precision.percent".into())?;
+            within(p.max_time_per_size_s, MAX_SECONDS, || {
+                "config.precision.max_time_per_size_s".into()
+            })?;
+        }
+        Ok(())
+    }
+}
+
+impl SizeResult {
+    /// Refuses what no run gives: negative, infinite or enormous rates and times, a
+    /// median sample that is not there.
+    fn check_read(&self, i: usize) -> Result<(), ReadError> {
+        let at = |name: &str| format!("sizes[{i}].{name}");
+        count(self.msgsize, 0, MAX_MESSAGE_BYTES, &at("msgsize"))?;
+        count(self.iters, 1, u64::MAX, &at("iters"))?;
+        within(self.messages, MAX_MESSAGES, || at("messages"))?;
+        times(&self.core_elapsed_s, &|| at("core_elapsed_s"))?;
+        rates_of(&self.rates, &|| at("rates"))?;
+        for (k, sample) in self.samples.iter().enumerate() {
+            times(&sample.core_elapsed_s, &|| {
+                at(&format!("samples[{k}].core_elapsed_s"))
+            })?;
+            rates_of(&sample.rates, &|| at(&format!("samples[{k}].rates")))?;
+        }
+        let Some(last) = self.samples.len().checked_sub(1) else {
+            return Err(ReadError::Absurd {
+                field: at("samples"),
+                value: "empty".into(),
+                expected: "at least one sample".into(),
+            });
+        };
+        count(
+            self.median_sample as u64,
+            0,
+            last as u64,
+            &at("median_sample"),
+        )?;
+        let s = &self.statistics.summary;
+        for (name, value) in [("min", s.min), ("median", s.median), ("max", s.max)] {
+            within(value, MAX_RATE, || at(&format!("statistics.{name}")))?;
+        }
+        let ci = &s.ci95;
+        within(ci.level, 1.0, || at("statistics.ci95.level"))?;
+        for (name, value, max) in [
+            ("low", ci.low, MAX_RATE),
+            ("high", ci.high, MAX_RATE),
+            ("coverage", ci.coverage, 1.0),
+            ("half_width_percent", ci.half_width_percent, MAX_RATE),
+        ] {
+            if let Some(v) = value {
+                within(v, max, || at(&format!("statistics.ci95.{name}")))?;
+            }
+        }
+        if let Some(wall) = self.wall_s {
+            within(wall, MAX_SECONDS, || at("wall_s"))?;
+        }
+        Ok(())
+    }
 }
 
 /// The whole document.
@@ -77,6 +227,33 @@ pub struct Document {
     pub sizes: Vec<SizeResult>,
     /// With `--validate`: what was checked and found.
     pub validation: Option<Validation>,
+    /// Why the run stopped before its schedule ended (a stall: which rank, host and
+    /// where); absent when it did not stop early.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub stopped: Option<String>,
+    /// Sizes that ran far slower than their neighbours (a stall that recovered, a link
+    /// that came back): flagged, not folded in silently.
+    #[serde(default)]
+    pub warnings: Vec<Anomaly>,
+}
+
+/// A size that ran far slower than the sizes beside it.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Anomaly {
+    /// What was seen: `slow_size`.
+    pub kind: String,
+    /// The size, in bytes.
+    pub msgsize: u64,
+    /// Its average rate, messages per second.
+    pub msgs_per_s: f64,
+    /// The rate it was compared with: the lower of its neighbours' rates.
+    pub reference_msgs_per_s: f64,
+    /// The size's wall time, in seconds.
+    pub seconds: f64,
+    /// The seconds it would have taken at the reference rate.
+    pub expected_seconds: f64,
+    /// The words of the warning.
+    pub message: String,
 }
 
 /// Where the run happened.
@@ -187,42 +364,89 @@ impl SizeResult {
     }
 }
 
-/// Adds to each size of a version 1 document what version 2 records, from the one timed
-/// loop it had (see [`Document::from_json`]).
-fn upgrade_version_1(doc: &mut serde_json::Value) {
-    let Some(sizes) = doc
-        .get_mut("sizes")
-        .and_then(serde_json::Value::as_array_mut)
-    else {
-        return;
-    };
-    for size in sizes
-        .iter_mut()
-        .filter_map(serde_json::Value::as_object_mut)
-    {
-        let average = size
-            .get("rates")
-            .and_then(|r| r.pointer("/average/msgs_per_s"))
-            .and_then(serde_json::Value::as_f64);
-        let statistics = average
-            .and_then(|a| stats::summarize(&[a]))
-            .map(|summary| Statistics {
+/// A document of schema version 1 as it was written, read into types of its own (not
+/// through a tree of JSON values, which takes tens of times the text's size): each size
+/// lacks what version 2 added ([`Document::from_json`] fills it in).
+#[derive(Deserialize)]
+struct Version1 {
+    benchmark: String,
+    version: String,
+    reference_version: String,
+    complete: bool,
+    date: String,
+    config: Config,
+    warmup_iterations: u64,
+    environment: Environment,
+    placement: Placement,
+    network_selection: Option<String>,
+    sizes: Vec<SizeVersion1>,
+    validation: Option<Validation>,
+}
+
+/// A size of a version 1 document: one timed loop, nothing else recorded.
+#[derive(Deserialize)]
+struct SizeVersion1 {
+    msgsize: u64,
+    iters: u64,
+    messages: f64,
+    core_elapsed_s: Vec<f64>,
+    rates: Rates,
+}
+
+impl From<SizeVersion1> for SizeResult {
+    /// The one timed loop as the one sample: the median, its statistics those of one
+    /// sample (no interval), stopped by `repeat`, no wall time.
+    fn from(size: SizeVersion1) -> SizeResult {
+        let average = size.rates.average.msgs_per_s;
+        let summary = stats::summarize(&[average]).expect("one value has a summary");
+        SizeResult {
+            msgsize: size.msgsize,
+            iters: size.iters,
+            messages: size.messages,
+            samples: vec![Sample {
+                core_elapsed_s: size.core_elapsed_s.clone(),
+                rates: size.rates,
+            }],
+            core_elapsed_s: size.core_elapsed_s,
+            rates: size.rates,
+            median_sample: 0,
+            statistics: Statistics {
                 of: STATISTIC.into(),
                 summary,
-            });
-        let sample = serde_json::json!({
-            "core_elapsed_s": size.get("core_elapsed_s"),
-            "rates": size.get("rates"),
-        });
-        size.entry("samples")
-            .or_insert_with(|| serde_json::json!([sample]));
-        size.entry("median_sample").or_insert_with(|| 0.into());
-        if let Some(st) = statistics.and_then(|st| serde_json::to_value(st).ok()) {
-            size.entry("statistics").or_insert(st);
+            },
+            stopped_by: Stop::Repeat,
+            wall_s: None,
         }
-        size.entry("stopped_by")
-            .or_insert_with(|| serde_json::json!(Stop::Repeat));
     }
+}
+
+impl From<Version1> for Document {
+    fn from(v: Version1) -> Document {
+        Document {
+            benchmark: v.benchmark,
+            schema_version: 1,
+            version: v.version,
+            reference_version: v.reference_version,
+            complete: v.complete,
+            date: v.date,
+            config: v.config,
+            warmup_iterations: v.warmup_iterations,
+            environment: v.environment,
+            placement: v.placement,
+            network_selection: v.network_selection,
+            sizes: v.sizes.into_iter().map(SizeResult::from).collect(),
+            validation: v.validation,
+            stopped: None,
+            warnings: Vec::new(),
+        }
+    }
+}
+
+/// The fields that say what a text is, read before the rest (the others are skipped).
+#[derive(Deserialize)]
+struct Head {
+    benchmark: Option<serde_json::Value>,
+    schema_version: Option<serde_json::Value>,
 }
 
 /// What `--validate` checked.
@@ -256,6 +480,8 @@ impl Document {
             network_selection: None,
             sizes: Vec::new(),
             validation: None,
+            stopped: None,
+            warnings: Vec::new(),
         }
     }
 
@@ -263,24 +489,51 @@ impl Document {
     /// version 1 document (one timed loop per size, nothing else recorded) reads as the
     /// one sample it was: `samples` holds it, it is the median, its statistics are those
     /// of one sample (no interval) and `stopped_by` is `repeat`; `wall_s` stays `None`.
+    ///
+    /// A value no run gives is refused, naming its field ([`ReadError::Absurd`]): a count
+    /// of 0 where sqmr needs one (cores, neighbours, iterations, window, samples), a
+    /// message larger than [`MAX_MESSAGE_BYTES`], a rate or time that is negative, not
+    /// finite, or above [`MAX_RATE`] or [`MAX_SECONDS`]. Reading takes time linear in
+    /// the text.
     pub fn from_json(text: &str) -> Result<Document, ReadError> {
-        let mut value: serde_json::Value = serde_json::from_str(text)?;
-        match value.get("benchmark") {
+        let head: Head = serde_json::from_str(text)?;
+        // serde also reads a struct from an array of its fields: only an object will do.
+        let object = text.trim_start().starts_with('{');
+        match &head.benchmark {
+            _ if !object => return Err(ReadError::Benchmark("missing".into())),
             Some(serde_json::Value::String(b)) if b == "sqmr" => {}
             other => {
-                let found = other.map_or("missing".to_string(), |b| b.to_string());
+                let found = other
+                    .as_ref()
+                    .map_or("missing".to_string(), |b| b.to_string());
                 return Err(ReadError::Benchmark(found));
             }
         }
-        match value
-            .get("schema_version")
-            .and_then(serde_json::Value::as_u64)
-        {
-            Some(v) if v > u64::from(SCHEMA_VERSION) => return Err(ReadError::Newer(v)),
-            Some(_) => {}
-            None => upgrade_version_1(&mut value),
+        let document: Document = match head.schema_version.as_ref() {
+            Some(v) => match v.as_u64() {
+                Some(v) if v > u64::from(SCHEMA_VERSION) => return Err(ReadError::Newer(v)),
+                // Read straight from the text: no tree of it is built.
+                _ => serde_json::from_str(text)?,
+            },
+            None => Document::from(serde_json::from_str::<Version1>(text)?),
+        };
+        document.check_read()?;
+        Ok(document)
+    }
+
+    /// Refuses values no run gives (see [`Document::from_json`]).
+    fn check_read(&self) -> Result<(), ReadError> {
+        self.config.check_read()?;
+        count(
+            self.environment.ranks as u64,
+            1,
+            i32::MAX as u64,
+            "environment.ranks",
+        )?;
+        for (i, size) in self.sizes.iter().enumerate() {
+            size.check_read(i)?;
         }
-        Ok(serde_json::from_value(value)?)
+        Ok(())
     }
 
     /// The peak average message rate and its size.
@@ -457,6 +710,52 @@ mod tests {
         assert_eq!(size.stopped_by, Stop::Repeat);
         assert_eq!(size.wall_s, None);
         assert_eq!(read.peak_rate(), Some((8, 256.0)));
+    }
+
+    /// The document with `edit` applied to its JSON, read back: the error's text.
+    fn refused(edit: impl FnOnce(&mut serde_json::Value)) -> String {
+        let mut v: serde_json::Value = serde_json::from_str(&document().to_json()).unwrap();
+        edit(&mut v);
+        Document::from_json(&v.to_string())
+            .expect_err("an absurd value must be refused")
+            .to_string()
+    }
+
+    #[test]
+    fn values_no_run_gives_are_refused_naming_the_field() {
+        let e = refused(|v| v["sizes"][0]["rates"]["average"]["msgs_per_s"] = (-5.0).into());
+        assert_eq!(
+            e,
+            "sizes[0].rates.average.msgs_per_s is -5, which no run gives; expected a number \
+             from 0 to 1e15"
+        );
+        let e =
+            refused(|v| v["sizes"][0]["samples"][0]["rates"]["max"]["mib_per_s"] = 1e308.into());
+        assert!(
+            e.starts_with("sizes[0].samples[0].rates.max.mib_per_s is 1e308,"),
+            "{e}"
+        );
+        let e = refused(|v| v["config"]["num_cores"] = 0.into());
+        assert!(
+            e.starts_with("config.num_cores is 0, which no run gives"),
+            "{e}"
+        );
+        let e = refused(|v| v["sizes"][0]["core_elapsed_s"][0] = (-1.0).into());
+        assert!(e.starts_with("sizes[0].core_elapsed_s[0] is -1"), "{e}");
+        let e = refused(|v| v["sizes"][0]["median_sample"] = 3.into());
+        assert!(
+            e.contains("sizes[0].median_sample is 3") && e.contains("from 0 to 0"),
+            "{e}"
+        );
+        let e = refused(|v| v["sizes"][0]["msgsize"] = (1u64 << 40).into());
+        assert!(e.starts_with("sizes[0].msgsize is 1099511627776"), "{e}");
+        let e = refused(|v| v["sizes"][0]["statistics"]["median"] = (-2.0).into());
+        assert!(e.starts_with("sizes[0].statistics.median is -2"), "{e}");
+        // The writer's own document reads.
+        assert_eq!(
+            Document::from_json(&document().to_json()).unwrap(),
+            document()
+        );
     }
 
     #[test]
