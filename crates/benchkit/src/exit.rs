@@ -15,6 +15,9 @@ pub enum Exit {
     /// 5: the launcher started N tasks but MPI saw a world of one in each (a launcher and
     /// MPI library that do not match).
     Singleton,
+    /// 6: a rank made no progress for the stall timeout (`--stall-timeout`): a node or a
+    /// link stopped; the output files keep what was measured, marked incomplete.
+    Stalled,
     /// 128 + s: stopped by signal `s` (SIGINT, SIGTERM), as a shell reports it.
     Signal(i32),
 }
@@ -28,6 +31,7 @@ impl Exit {
             Exit::Usage => 2,
             Exit::DataErrors => 3,
             Exit::Singleton => 5,
+            Exit::Stalled => 6,
             Exit::Signal(s) => 128 + s,
         }
     }
@@ -40,6 +44,7 @@ impl Exit {
             2 => Exit::Usage,
             3 => Exit::DataErrors,
             5 => Exit::Singleton,
+            6 => Exit::Stalled,
             c if c > 128 && c < 128 + 65 => Exit::Signal(c - 128),
             _ => Exit::Failure,
         }

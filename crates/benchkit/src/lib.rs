@@ -5,7 +5,8 @@
 //! - [`size`]: one grammar for byte counts on the command line (`4096`, `64K`, `64MiB`,
 //!   `1.5G`), with the ranges each option takes;
 //! - [`network`]: one definition of `--enable`, `--disable` and `--strict`;
-//! - [`progress`]: progress on standard error, live on a terminal, plain lines otherwise.
+//! - [`progress`]: progress on standard error, live on a terminal, plain lines otherwise;
+//! - [`stall`]: one definition of `--stall-timeout`.
 //!
 //! With the default `mpi` feature, the MPI side of a benchmark's life:
 //! - [`start`]: network selection into the environment before `MPI_Init`
@@ -17,6 +18,8 @@
 //! - [`memory`] checks per node what the ranks are about to allocate against the node's
 //!   `MemAvailable` and the job's memory cgroup limit;
 //! - [`interrupt`] and [`panic`]: SIGINT/SIGTERM and panics as agreed exits;
+//! - [`watchdog`]: a rank that makes no progress for the stall timeout ends the job
+//!   (exit 6) instead of hanging it, naming itself, its host and where it waited;
 //! - [`constants`]: MPI constants the `mpi` crate does not export (`MPI_BYTE`).
 //!
 //! The output-file layer every binary shares is the `outfile` crate (no MPI either).
@@ -25,6 +28,7 @@ pub mod exit;
 pub mod network;
 pub mod progress;
 pub mod size;
+pub mod stall;
 
 #[cfg(feature = "mpi")]
 pub mod agree;
@@ -40,6 +44,8 @@ pub mod memory;
 pub mod panic;
 #[cfg(feature = "mpi")]
 pub mod start;
+#[cfg(feature = "mpi")]
+pub mod watchdog;
 
 #[cfg(feature = "mpi")]
 pub use agree::{agree, agree_message, gather_strings, max_all, sum_all, Agreed, Failure};

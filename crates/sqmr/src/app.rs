@@ -5,6 +5,8 @@
 //! and leave together with the same exit code.
 
 use std::path::PathBuf;
+use std::sync::{Arc, Mutex, TryLockError};
+use std::time::{Duration, Instant};
 
 use benchkit::{agree, Agreed, Failure};
 use mpi::collective::SystemOperation;
@@ -30,6 +32,7 @@ pub fn run(
     world: &SimpleCommunicator,
     parsed: Result<Options, clap::Error>,
     network: benchkit::network::Outcome,
+    watchdog: &benchkit::watchdog::Watchdog,
 ) -> Result<(), Agreed> {
     let Some(options) = options_or_leave(world, parsed)? else {
         return Ok(());
@@ -38,10 +41,15 @@ pub fn run(
     let network = benchkit::network::agree_selection(world, network, options.network.strict, "")?
         .map(|applied| applied.summary);
     let config = checked_config(world, &options)?;
-    let mut results = Results::begin(world, &options, &config, network)?;
-    let checked = measure_sizes(world, &options, &config, &mut results)?;
+    let results = Arc::new(Mutex::new(Results::begin(
+        world, &options, &config, network,
+    )?));
+    if world.rank() == 0 {
+        watchdog.on_stall(stall_hook(results.clone()));
+    }
+    let checked = measure_sizes(world, &options, &config, &results, watchdog)?;
     let verdict = validation_verdict(world, &config, checked);
-    let finished = results.finish(&config, verdict.summary);
+    let finished = lock(&results).finish(&config, verdict.summary);
     agree(world, finished)?;
     agree(world, verdict.local)
 }
@@ -92,6 +100,35 @@ fn checked_config(world: &SimpleCommunicator, options: &Options) -> Result<Confi
     });
     agree(world, fits)?;
     Ok(config)
+}
+
+/// The results, for the main thread (which never holds them across an MPI call).
+fn lock(results: &Mutex<Results>) -> std::sync::MutexGuard<'_, Results> {
+    results
+        .lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner)
+}
+
+/// What rank 0's watchdog does at a stall, on its own thread while the main thread is
+/// stuck in MPI: the files once more, `"complete": false` with the reason. If the main
+/// thread holds the results (stuck writing a file itself), it gives up after 5 s: the
+/// files keep their last version, which says `"complete": false` already.
+fn stall_hook(results: Arc<Mutex<Results>>) -> benchkit::watchdog::Hook {
+    Box::new(move |stall| {
+        let deadline = Instant::now() + Duration::from_secs(5);
+        loop {
+            match results.try_lock() {
+                Ok(mut r) => {
+                    let _ = r.stop(&stall.reason());
+                    return;
+                }
+                Err(TryLockError::WouldBlock) if Instant::now() < deadline => {
+                    std::thread::sleep(Duration::from_millis(50));
+                }
+                Err(_) => return,
+            }
+        }
+    })
 }
 
 /// Where the results go: on rank 0 the document and the `--json` and `--csv` files
@@ -166,15 +203,36 @@ impl Results {
     }
 
     /// Adds a measured size: the files first, which keep it even if the table cannot be
-    /// printed, then its row.
+    /// printed, then its row — marked `*` when the size ran far slower than the one
+    /// before ([`crate::anomalies`]), with a `WARNING` line on stderr; the size before is judged
+    /// again now that its other neighbour is known.
     fn add(&mut self, step: schedule::Step, size: SizeResult) -> Result<(), Failure> {
         let Some(doc) = &mut self.document else {
             return Ok(());
         };
-        let row = text::row(step.msgsize, step.iters, &size.rates);
+        let mut row = text::row(step.msgsize, step.iters, &size.rates);
         doc.sizes.push(size);
+        for anomaly in crate::anomalies::judge(&doc.sizes) {
+            if doc.warnings.iter().any(|w| w.msgsize == anomaly.msgsize) {
+                continue;
+            }
+            if anomaly.msgsize == step.msgsize {
+                row += " *";
+            }
+            outfile::eprintln!("WARNING {}", anomaly.message);
+            doc.warnings.push(anomaly);
+        }
         self.write_files()
             .and_then(|()| outfile::stdout::line(&row).map_err(stdout_failure))
+    }
+
+    /// The run stops early (a stall): the files once more, with the reason.
+    fn stop(&mut self, reason: &str) -> Result<(), Failure> {
+        if let Some(doc) = &mut self.document {
+            doc.complete = false;
+            doc.stopped = Some(reason.to_string());
+        }
+        self.write_files()
     }
 
     /// The last version: `--validate`'s summary, "complete": true, and the `#` lines
@@ -185,6 +243,12 @@ impl Results {
         };
         doc.validation = validation;
         doc.complete = true;
+        for anomaly in crate::anomalies::judge(&doc.sizes) {
+            if !doc.warnings.iter().any(|w| w.msgsize == anomaly.msgsize) {
+                outfile::eprintln!("WARNING {}", anomaly.message);
+                doc.warnings.push(anomaly);
+            }
+        }
         let doc = &*doc;
         write_output(&mut self.json, || doc.to_json())
             .and_then(|()| outfile::stdout::write(&postscript(doc, config)).map_err(stdout_failure))
@@ -198,12 +262,14 @@ fn measure_sizes(
     world: &SimpleCommunicator,
     options: &Options,
     config: &Config,
-    results: &mut Results,
+    results: &Mutex<Results>,
+    watchdog: &benchkit::watchdog::Watchdog,
 ) -> Result<Checked, Agreed> {
     let rank = world.rank();
     let interrupt = benchkit::interrupt::Interrupt::install("sqmr");
     let corrupt = options.corrupt_one_message && rank as usize == config.num_cores;
     let mut runner = Runner::new(world, config, corrupt);
+    runner.watch(watchdog.progress());
     let plan = config.plan();
     for step in schedule::steps(config.min_msgsize, config.max_msgsize, config.num_iters) {
         let msgs = messages(
@@ -219,13 +285,13 @@ fn measure_sizes(
         };
         let measured = runner.measure(step, &plan, average);
         let written = match measured.and_then(|m| SizeResult::from_samples(step, msgs, m)) {
-            Some(size) => results.add(step, size),
+            Some(size) => lock(results).add(step, size),
             None => Ok(()),
         };
         agree(world, written)?;
         if let Some(signal) = interrupt.agree(world) {
             if rank == 0 {
-                eprintln!(
+                outfile::eprintln!(
                     "ERROR interrupted by {} (signal {signal}): stopped after message size {}; \
                      the --json and --csv files keep the sizes measured so far",
                     benchkit::interrupt::name(signal),
@@ -288,6 +354,9 @@ fn postscript(doc: &Document, config: &Config) -> String {
     }
     if config.repeats() {
         out += &text::repeats(config, &doc.sizes);
+    }
+    for w in &doc.warnings {
+        out += &format!("# WARNING {}\n", w.message);
     }
     out
 }
@@ -361,7 +430,7 @@ fn create_outputs(options: &Options) -> Result<(Option<OutputFile>, Option<Outpu
             Failure::new(code, format!("ERROR {option} {e}"))
         })?;
         if let Some(notice) = file.replaced_notice() {
-            eprintln!("WARNING {option}: {notice}");
+            outfile::eprintln!("WARNING {option}: {notice}");
         }
         Ok(Some(file))
     };

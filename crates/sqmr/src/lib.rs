@@ -2,7 +2,8 @@
 //!
 //! Layers, from pure to MPI:
 //! - [`options`], [`config`], [`topology`], [`schedule`], [`rates`], [`placement`],
-//!   the message pattern, [`stats`] and [`report`]: plain data in, plain data out, tested without MPI;
+//!   the message pattern, [`stats`], [`anomalies`] and [`report`]: plain data in, plain
+//!   data out, tested without MPI;
 //! - the execution (`exec`): buffers, the raw request window (the only `unsafe`), the timed loop;
 //! - [`app`]: one run from parsed options to printed rows, with every failure agreed on
 //!   by all ranks so that they leave together.
@@ -13,6 +14,7 @@
 
 #![cfg_attr(not(feature = "mpi"), allow(dead_code))]
 
+pub mod anomalies;
 #[cfg(feature = "mpi")]
 pub mod app;
 pub mod config;

@@ -32,7 +32,8 @@ slowest core. Bandwidths are in MiB/s (1048576 bytes).";
 /// The one-line synopsis, shared by `--help` and the hint after every diagnostic.
 pub const USAGE: &str = "sqmr [--num_cores N] [--num_nbors N] [--num_iters N] [--win_size N] \
 [--min_msgsize BYTES] [--max_msgsize BYTES] [--repeat K] [--precision P [--max-time-per-size S]] \
-[--verbose] [--json PATH] [--csv PATH] [--validate] [--enable|--disable LIST [--strict]]";
+[--verbose] [--json PATH] [--csv PATH] [--validate] [--enable|--disable LIST [--strict]] \
+[--stall-timeout SECONDS]";
 
 /// The options of `sqmr`, parsed but not yet checked against each other or the job.
 #[derive(Debug, Clone, PartialEq, Parser)]
@@ -117,6 +118,10 @@ pub struct Options {
     /// --enable, --disable, --strict.
     #[command(flatten)]
     pub network: benchkit::network::NetworkArgs,
+
+    /// --stall-timeout.
+    #[command(flatten)]
+    pub stall: benchkit::stall::StallArgs,
 
     /// Test aid: the first neighbour rank corrupts one byte of one message
     #[arg(long = "corrupt-one-message", hide = true)]

@@ -396,6 +396,21 @@ impl Cluster {
         env: &[(&str, &str)],
         seconds: u64,
     ) -> Job {
+        let command = self.command(mpi, program, env, seconds);
+        mpitest::run(command, Path::new(program[0]))
+    }
+
+    /// The command line of a job of one rank per host running `program`, under
+    /// `timeout` (`seconds`, then SIGKILL 5 s later), for a caller that starts it itself
+    /// (to do something to the cluster while it runs). The caller holds the cluster, and
+    /// with it the job lock.
+    pub fn command(
+        &self,
+        mpi: Installation,
+        program: &[&str],
+        env: &[(&str, &str)],
+        seconds: u64,
+    ) -> Command {
         let mut inner: Vec<String> = vec![
             "timeout".into(),
             "-k".into(),
@@ -467,7 +482,26 @@ impl Cluster {
         for (k, v) in env {
             command.env(k, v);
         }
-        mpitest::run(command, Path::new(program[0]))
+        command
+    }
+
+    /// Takes `link` down on host 0 (`ip link set … down`): no packet crosses it until
+    /// [`Cluster::link_up`].
+    pub fn link_down(&self, link: Link) {
+        self.set_link(link, "down");
+    }
+
+    /// Brings `link` up again on host 0.
+    pub fn link_up(&self, link: Link) {
+        self.set_link(link, "up");
+    }
+
+    fn set_link(&self, link: Link, state: &str) {
+        let status = self
+            .on_host(0, &["ip", "link", "set", "dev", link.name, state])
+            .status()
+            .unwrap();
+        assert!(status.success(), "ip link set {} {state}", link.name);
     }
 }
 

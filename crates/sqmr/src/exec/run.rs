@@ -75,6 +75,10 @@ pub struct Runner<'a> {
     corrupted_once: bool,
     /// What `--validate` found so far on this rank.
     pub checked: Checked,
+    /// Where the watchdog learns of this rank's progress (one tick per iteration).
+    progress: Option<benchkit::watchdog::Progress>,
+    /// Whom this rank exchanges messages with, in words, for the watchdog's line.
+    partners: String,
 }
 
 impl<'a> Runner<'a> {
@@ -114,7 +118,40 @@ impl<'a> Runner<'a> {
             corrupt_one,
             corrupted_once: false,
             checked: Checked::default(),
+            progress: None,
+            partners: String::new(),
         }
+    }
+
+    /// Reports this rank's progress to `progress` from now on: where it is at each size
+    /// (with whom it exchanges messages, by rank and host) and a tick per iteration.
+    /// Collective: every rank learns its peers' host names.
+    pub fn watch(&mut self, progress: benchkit::watchdog::Progress) {
+        let hosts = peer_hosts(self.world, &self.peers);
+        let role = if self.is_core {
+            "neighbour rank"
+        } else {
+            "core rank"
+        };
+        let listed: Vec<String> = self
+            .peers
+            .iter()
+            .zip(&hosts)
+            .take(8)
+            .map(|(p, h)| format!("{p} on {h}"))
+            .collect();
+        let more = self.peers.len().saturating_sub(listed.len());
+        self.partners = format!(
+            "waiting for {role}{} {}{}",
+            if self.peers.len() > 1 { "s" } else { "" },
+            listed.join(", "),
+            if more > 0 {
+                format!(" and {more} more")
+            } else {
+                String::new()
+            }
+        );
+        self.progress = Some(progress);
     }
 
     /// Runs one size (a collective call on every rank): a barrier, the warm-up, then
@@ -131,6 +168,9 @@ impl<'a> Runner<'a> {
         value: impl Fn(&[f64]) -> f64,
     ) -> Option<Measured> {
         let size = step.msgsize as usize;
+        if let Some(p) = &self.progress {
+            p.at(format!("message size {size} B, {}", self.partners));
+        }
         let started = mpi::time();
         if self.validate {
             pattern::base(&mut self.base.as_mut_slice()[BASE_SKEW..BASE_SKEW + size]);
@@ -197,12 +237,15 @@ impl<'a> Runner<'a> {
         self.iteration += count;
     }
 
-    /// The plain loop: exactly the reference's calls, nothing else.
+    /// The plain loop: exactly the reference's calls, and a counter for the watchdog.
     fn plain(&mut self, size: usize, count: u64) {
         let send = self.send.as_slice();
         let recv = self.recv.as_mut_slice();
         for _ in 0..count {
             self.window.iterate(send, recv, size, 0);
+            if let Some(p) = &self.progress {
+                p.tick();
+            }
         }
     }
 
@@ -232,6 +275,9 @@ impl<'a> Runner<'a> {
                 validated_stride(size),
             );
             self.check(size, iteration);
+            if let Some(p) = &self.progress {
+                p.tick();
+            }
         }
     }
 
@@ -267,6 +313,9 @@ impl<'a> Runner<'a> {
     }
 
     fn gather_core_times(&self, elapsed: f64) -> CoreTimes {
+        if let Some(p) = &self.progress {
+            p.tick();
+        }
         if !self.is_core {
             return None;
         }
@@ -280,4 +329,25 @@ impl<'a> Runner<'a> {
             None
         }
     }
+}
+
+/// The processor names of `peers`, exchanged pairwise: a core rank goes through its
+/// neighbours in order, and each neighbour has that core rank as its only peer, so every
+/// exchange finds its partner waiting.
+fn peer_hosts(world: &SimpleCommunicator, peers: &[usize]) -> Vec<String> {
+    const LEN: usize = 256;
+    let mut mine = [0u8; LEN];
+    let name = benchkit::processor_name();
+    let n = name.len().min(LEN);
+    mine[..n].copy_from_slice(&name.as_bytes()[..n]);
+    peers
+        .iter()
+        .map(|&p| {
+            let mut theirs = [0u8; LEN];
+            let peer = world.process_at_rank(p as i32);
+            mpi::point_to_point::send_receive_into(&mine[..], &peer, &mut theirs[..], &peer);
+            let end = theirs.iter().position(|&b| b == 0).unwrap_or(LEN);
+            String::from_utf8_lossy(&theirs[..end]).into_owned()
+        })
+        .collect()
 }

@@ -1,0 +1,198 @@
+//! Sizes that ran far slower than the sizes beside them: a stall that recovered, a link
+//! that came back, a node that paused. Such a size is flagged (a `WARNING` line, the
+//! JSON's `warnings`, a `*` on its row), never folded into the table as if it were the
+//! network's rate.
+//!
+//! The rule: a size is flagged when its average rate is below a fifth ([`FACTOR`]) of the
+//! lower of its neighbours' rates (the sizes before and after it, as far as they are
+//! measured), and it took at least [`MIN_EXCESS_S`] longer than it would have at that
+//! rate. A doubling of the message size at most halves a healthy rate (the bandwidth
+//! bound), so a healthy run stays a factor of 2.5 or more away from the threshold; and a
+//! loop of a few milliseconds disturbed by the machine's load cannot add a second.
+//!
+//! A stall outside the timed loops (in the warm-up or a barrier) leaves the rates as they
+//! were but the size's wall time long: a size is also flagged when the time it spent
+//! outside its timed loops exceeds [`FACTOR`] times what its warm-up iterations take at
+//! the size's own pace, plus [`MIN_EXCESS_S`].
+
+use crate::report::json::{Anomaly, SizeResult};
+
+/// How many times slower than its neighbours a size must be to be flagged.
+pub const FACTOR: f64 = 5.0;
+
+/// The least excess time of a flagged size, in seconds.
+pub const MIN_EXCESS_S: f64 = 1.0;
+
+/// The anomalies among `sizes` (in the order measured), judging each size against the
+/// neighbours measured so far.
+pub fn judge(sizes: &[SizeResult]) -> Vec<Anomaly> {
+    (0..sizes.len())
+        .filter_map(|i| {
+            let neighbours = [i.checked_sub(1), Some(i + 1)]
+                .into_iter()
+                .flatten()
+                .filter_map(|j| sizes.get(j))
+                .map(|s| s.rates.average.msgs_per_s)
+                .filter(|r| r.is_finite() && *r > 0.0);
+            let reference = neighbours.fold(f64::INFINITY, f64::min);
+            anomaly(&sizes[i], reference).or_else(|| untimed(&sizes[i]))
+        })
+        .collect()
+}
+
+/// A size whose time outside its timed loops (warm-up, barriers) is far longer than its
+/// warm-up should take.
+fn untimed(size: &SizeResult) -> Option<Anomaly> {
+    let wall = size.wall_s?;
+    let timed: f64 = size
+        .samples
+        .iter()
+        .map(|s| s.core_elapsed_s.iter().copied().fold(0.0, f64::max))
+        .sum();
+    let loops = size.samples.len().max(1) as f64;
+    let per_iteration = timed / (loops * size.iters.max(1) as f64);
+    let expected = per_iteration * crate::config::WARMUP_ITERATIONS as f64;
+    let outside = wall - timed;
+    if !outside.is_finite() || outside <= FACTOR * expected + MIN_EXCESS_S {
+        return None;
+    }
+    let message = format!(
+        "anomaly: message size {} B spent {:.1} s outside its timed loops (warm-up and \
+         barriers; about {:.2} s expected): a stall that recovered, or a link that came \
+         back? Its rates were measured after it; the row is marked '*'",
+        size.msgsize, outside, expected
+    );
+    Some(Anomaly {
+        kind: "slow_untimed".into(),
+        msgsize: size.msgsize,
+        msgs_per_s: size.rates.average.msgs_per_s,
+        reference_msgs_per_s: size.rates.average.msgs_per_s,
+        seconds: outside,
+        expected_seconds: expected,
+        message,
+    })
+}
+
+fn anomaly(size: &SizeResult, reference: f64) -> Option<Anomaly> {
+    let rate = size.rates.average.msgs_per_s;
+    if !reference.is_finite() || !rate.is_finite() || rate <= 0.0 || rate * FACTOR >= reference {
+        return None;
+    }
+    let seconds = size.core_elapsed_s.iter().copied().fold(0.0, f64::max);
+    let expected = seconds * rate / reference;
+    if seconds - expected < MIN_EXCESS_S {
+        return None;
+    }
+    let message = format!(
+        "anomaly: message size {} B ran at {:.0} msgs/s, 1/{:.0} of its neighbours' {:.0} \
+         msgs/s: its timed loop took {:.1} s where about {:.2} s were expected (a stall that \
+         recovered, or a link that came back?); the row is marked '*'",
+        size.msgsize,
+        rate,
+        reference / rate,
+        reference,
+        seconds,
+        expected
+    );
+    Some(Anomaly {
+        kind: "slow_size".into(),
+        msgsize: size.msgsize,
+        msgs_per_s: rate,
+        reference_msgs_per_s: reference,
+        seconds,
+        expected_seconds: expected,
+        message,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::rates::{Rate, Rates};
+    use crate::report::json::{Sample, Statistics};
+
+    fn size(msgsize: u64, rate: f64, seconds: f64) -> SizeResult {
+        let r = Rate {
+            msgs_per_s: rate,
+            mib_per_s: rate * msgsize as f64 / 1048576.0,
+        };
+        let rates = Rates {
+            average: r,
+            max: r,
+            min: r,
+        };
+        SizeResult {
+            msgsize,
+            iters: 100,
+            messages: rate * seconds,
+            core_elapsed_s: vec![seconds],
+            rates,
+            samples: vec![Sample {
+                core_elapsed_s: vec![seconds],
+                rates,
+            }],
+            median_sample: 0,
+            statistics: Statistics {
+                of: "average msgs/s".into(),
+                summary: crate::stats::summarize(&[rate]).unwrap(),
+            },
+            stopped_by: crate::stats::Stop::Repeat,
+            wall_s: Some(seconds),
+        }
+    }
+
+    #[test]
+    fn a_paused_size_is_flagged_a_bandwidth_bound_run_is_not() {
+        // The issue's case: rank 1 stopped 90 s at size 1.
+        let run = [
+            size(0, 420_000.0, 0.4),
+            size(1, 3_463.0, 90.5),
+            size(2, 228_000.0, 0.5),
+        ];
+        let found = judge(&run);
+        assert_eq!(found.len(), 1, "{found:?}");
+        assert_eq!(found[0].msgsize, 1);
+        assert!(
+            found[0].message.contains("1/66 of its neighbours"),
+            "{}",
+            found[0].message
+        );
+        // Halving rates from size to size (bandwidth bound) are healthy.
+        let healthy: Vec<_> = (0..8)
+            .map(|k| {
+                size(
+                    1 << (16 + k),
+                    50_000.0 / f64::from(1 << k),
+                    0.5 * f64::from(k + 1),
+                )
+            })
+            .collect();
+        assert!(judge(&healthy).is_empty());
+        // A slow but short loop (milliseconds) is load, not a stall.
+        let short = [size(0, 400_000.0, 0.004), size(1, 20_000.0, 0.08)];
+        assert!(judge(&short).is_empty());
+        // The newest size is judged against the one before it alone.
+        let newest = [size(0, 400_000.0, 0.3), size(1, 2_000.0, 41.6)];
+        assert_eq!(judge(&newest).len(), 1);
+    }
+
+    #[test]
+    fn a_stall_in_the_warm_up_is_flagged_by_the_wall_time() {
+        // The link cut during size 1's warm-up: its loop was clean, its wall time not.
+        let mut cut = size(1, 240_000.0, 1.64);
+        cut.wall_s = Some(11.9);
+        let run = [size(0, 250_000.0, 2.0), cut, size(2, 250_000.0, 1.3)];
+        let found = judge(&run);
+        assert_eq!(found.len(), 1, "{found:?}");
+        assert_eq!(
+            (found[0].kind.as_str(), found[0].msgsize),
+            ("slow_untimed", 1)
+        );
+        assert!(found[0].seconds > 10.0 && found[0].expected_seconds < 0.2);
+        // A warm-up of 10 iterations longer than a timed loop of 1 is no stall.
+        let mut few = size(8, 1_000.0, 0.05);
+        few.iters = 1;
+        few.wall_s = Some(0.6);
+        assert!(judge(&[few]).is_empty());
+    }
+}

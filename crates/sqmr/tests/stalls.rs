@@ -1,0 +1,233 @@
+//! A stalled node never hangs sqmr or hides in its result: a rank stopped for good (rank 0
+//! or a neighbour) ends the job with exit 6 within the stall timeout, naming the rank that
+//! noticed, its host and whom it waited for, the JSON keeping the sizes measured with
+//! `"complete": false` and the reason; a rank paused and continued leaves a complete run
+//! whose slow size is flagged; a healthy run under load flags nothing.
+
+mod common;
+
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+use common::Installation;
+
+const BIN: &str = env!("CARGO_BIN_EXE_sqmr");
+
+/// A long sqmr job of 2 ranks writing `dir/s.json`, started in the background.
+fn start(dir: &Path, extra: &[&str]) -> (Child, PathBuf, mpitest::JobLock) {
+    let json = dir.join("s.json");
+    let mut args = vec![
+        "--num_iters",
+        "400000",
+        "--max_msgsize",
+        "64",
+        "--json",
+        json.to_str().unwrap(),
+    ];
+    args.extend_from_slice(extra);
+    let lock = mpitest::JobLock::acquire();
+    let child = mpitest::command(
+        Installation::from_env(),
+        2,
+        Path::new(BIN),
+        &args,
+        Duration::from_secs(180),
+    )
+    .stdout(Stdio::piped())
+    .stderr(Stdio::piped())
+    .spawn()
+    .unwrap();
+    (child, json, lock)
+}
+
+/// The JSON once it holds `sizes` sizes.
+fn wait_for_sizes(json: &Path, sizes: usize) -> serde_json::Value {
+    let started = Instant::now();
+    loop {
+        assert!(
+            started.elapsed() < Duration::from_secs(90),
+            "no JSON with {sizes} sizes"
+        );
+        if let Ok(text) = std::fs::read_to_string(json) {
+            let doc: serde_json::Value = serde_json::from_str(&text).unwrap();
+            if doc["sizes"].as_array().unwrap().len() >= sizes {
+                return doc;
+            }
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
+/// The process ids of rank 0 (the writer of the reservation) and rank 1 of the job
+/// writing `json`.
+fn ranks(json: &Path) -> (i32, i32) {
+    let marker = json.with_file_name(".s.json.xylem-reservation");
+    let holder = outfile::Holder::parse(&std::fs::read_to_string(marker).unwrap()).unwrap();
+    let rank0 = holder.pid as i32;
+    let needle = json.display().to_string();
+    let exe = Path::new(BIN).canonicalize().unwrap();
+    let rank1 = std::fs::read_dir("/proc")
+        .unwrap()
+        .flatten()
+        .filter_map(|e| e.file_name().to_str()?.parse::<i32>().ok())
+        .filter(|&pid| pid != rank0)
+        .find(|pid| {
+            std::fs::read_link(format!("/proc/{pid}/exe")).is_ok_and(|e| e == exe)
+                && std::fs::read(format!("/proc/{pid}/cmdline"))
+                    .is_ok_and(|c| String::from_utf8_lossy(&c).contains(&needle))
+        })
+        .expect("rank 1's process");
+    (rank0, rank1)
+}
+
+fn signal(pid: i32, name: &str) {
+    let _ = Command::new("kill")
+        .args([&format!("-{name}"), &pid.to_string()])
+        .status();
+}
+
+/// Waits for the job, at most `limit`; returns its code, standard error and seconds.
+fn finish(mut child: Child, limit: Duration) -> (Option<i32>, String, f64) {
+    let started = Instant::now();
+    let status = mpitest::hostile::wait_at_most(&mut child, limit);
+    let mut stderr = String::new();
+    if let Some(mut e) = child.stderr.take() {
+        use std::io::Read;
+        let _ = e.read_to_string(&mut stderr);
+    }
+    let status = status.unwrap_or_else(|| panic!("the job hung:\n{stderr}"));
+    (status.code(), stderr, started.elapsed().as_secs_f64())
+}
+
+/// A stalled job's exit code as the launcher reports it: the rank's 6, or what hydra
+/// makes of a job whose other rank it had to kill.
+fn assert_stalled_code(code: Option<i32>, stderr: &str) {
+    let mpi = Installation::from_env();
+    let accepted: &[i32] = match mpi.family() {
+        mpitest::Family::OpenMpi => &[6],
+        // hydra passes on the first rank's code, or reports the kill of the stopped rank.
+        mpitest::Family::Hydra => &[6, 9, 137, 255],
+    };
+    assert!(
+        code.is_some_and(|c| accepted.contains(&c)),
+        "exit {code:?}, expected one of {accepted:?}:\n{stderr}"
+    );
+}
+
+fn read(json: &Path) -> serde_json::Value {
+    serde_json::from_str(&std::fs::read_to_string(json).unwrap()).unwrap()
+}
+
+#[test]
+fn a_neighbour_stopped_for_good_ends_the_job_and_is_named() {
+    let dir = tempfile::tempdir().unwrap();
+    let (child, json, _lock) = start(dir.path(), &["--stall-timeout", "5"]);
+    wait_for_sizes(&json, 1);
+    let (_, rank1) = ranks(&json);
+    signal(rank1, "STOP");
+    let (code, stderr, seconds) = finish(child, Duration::from_secs(120));
+    signal(rank1, "KILL");
+    assert_stalled_code(code, &stderr);
+    let line: Vec<&str> = stderr.lines().filter(|l| l.contains("STALL")).collect();
+    assert!(
+        line.iter().any(|l| l.starts_with("sqmr: STALL: rank 0 on ")
+            && l.contains("waiting for neighbour rank 1 on ")
+            && l.contains("message size")),
+        "{stderr}"
+    );
+    assert!(seconds < 60.0, "{seconds} s to exit");
+    let doc = read(&json);
+    assert_eq!(doc["complete"], false);
+    assert!(
+        doc["stopped"]
+            .as_str()
+            .is_some_and(|r| r.starts_with("stalled: rank 0 on ")),
+        "{doc}"
+    );
+    assert!(!doc["sizes"].as_array().unwrap().is_empty());
+}
+
+#[test]
+fn rank_0_stopped_for_good_is_noticed_by_the_others() {
+    let dir = tempfile::tempdir().unwrap();
+    let (child, json, _lock) = start(dir.path(), &["--stall-timeout", "5"]);
+    wait_for_sizes(&json, 1);
+    let (rank0, _) = ranks(&json);
+    signal(rank0, "STOP");
+    let (code, stderr, seconds) = finish(child, Duration::from_secs(120));
+    signal(rank0, "KILL");
+    assert_stalled_code(code, &stderr);
+    assert!(
+        stderr
+            .lines()
+            .any(|l| l.starts_with("sqmr: STALL: rank 1 on ")
+                && l.contains("waiting for core rank 0 on ")),
+        "{stderr}"
+    );
+    assert!(seconds < 60.0, "{seconds} s to exit");
+    // Rank 0 could not write again: its last version stands, incomplete.
+    let doc = read(&json);
+    assert_eq!(doc["complete"], false);
+    assert!(!doc["sizes"].as_array().unwrap().is_empty());
+}
+
+#[test]
+fn a_pause_that_recovered_is_flagged_not_folded_in() {
+    let dir = tempfile::tempdir().unwrap();
+    let (child, json, _lock) = start(dir.path(), &["--stall-timeout", "60"]);
+    wait_for_sizes(&json, 1);
+    let (_, rank1) = ranks(&json);
+    signal(rank1, "STOP");
+    std::thread::sleep(Duration::from_secs(10));
+    signal(rank1, "CONT");
+    let (code, stderr, _) = finish(child, Duration::from_secs(150));
+    assert_eq!(code, Some(0), "{stderr}");
+    let doc = read(&json);
+    assert_eq!(doc["complete"], true);
+    // The paused size (its loop took the 10 s of the pause); load on the machine may flag
+    // another, but the pause is never folded in.
+    let warnings = doc["warnings"].as_array().unwrap();
+    let paused = warnings
+        .iter()
+        .find(|w| w["seconds"].as_f64().unwrap() > 8.0)
+        .unwrap_or_else(|| panic!("the pause was not flagged: {warnings:?}"));
+    assert!(
+        stderr.contains(&format!(
+            "WARNING anomaly: message size {} B ran at",
+            paused["msgsize"]
+        )),
+        "{stderr}"
+    );
+}
+
+#[test]
+fn a_healthy_run_under_load_flags_nothing() {
+    // A batch job's busy process on the node at low priority, as on a shared node. (More
+    // busy processes than cores at equal priority starve a rank for whole time slices:
+    // a size then runs 100 times slower at random, and is flagged, rightly: that figure
+    // is not the network's.)
+    let lock = mpitest::JobLock::acquire();
+    let mut hog = Command::new("nice")
+        .args(["-n", "19", "sh", "-c", "while :; do :; done"])
+        .spawn()
+        .unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let json = dir.path().join("h.json");
+    let args = ["--json", json.to_str().unwrap()];
+    let command = mpitest::command(
+        Installation::from_env(),
+        2,
+        Path::new(BIN),
+        &args,
+        Duration::from_secs(180),
+    );
+    let job = mpitest::run(command, Path::new(BIN));
+    let _ = hog.kill();
+    let _ = hog.wait();
+    drop(lock);
+    assert!(job.success(), "{job:#?}");
+    let doc = read(&json);
+    assert_eq!(doc["warnings"].as_array().unwrap().len(), 0, "{doc}");
+    assert!(!job.stderr.contains("anomaly"), "{}", job.stderr);
+}
