@@ -14,12 +14,37 @@ use common::Installation;
 
 const BIN: &str = env!("CARGO_BIN_EXE_sqmr");
 
+/// Iterations at the first size that take about `seconds` with this MPI here: a short
+/// run of size 0 alone gives the rate (Open MPI 5's shared memory is ten times faster
+/// than Open MPI 4's, so no fixed count keeps every library busy long enough).
+fn iterations_for(seconds: f64) -> u64 {
+    let dir = tempfile::tempdir().unwrap();
+    let json = dir.path().join("rate.json");
+    let job = common::sqmr(
+        2,
+        &["--num_iters", "200000", "--max_msgsize", "0", "--json", json.to_str().unwrap()],
+    );
+    assert!(job.success(), "{job:#?}");
+    let doc = read(&json);
+    let rate = doc["sizes"][0]["rates"]["average"]["msgs_per_s"]
+        .as_f64()
+        .unwrap();
+    // 20 messages per iteration (a window of 10, each sent and received).
+    ((rate * seconds / 20.0) as u64).clamp(20_000, 20_000_000)
+}
+
 /// A long sqmr job of 2 ranks writing `dir/s.json`, started in the background.
 fn start(dir: &Path, extra: &[&str]) -> (Child, PathBuf, mpitest::JobLock) {
+    start_with(dir, 400_000, extra)
+}
+
+/// [`start`] with `iters` iterations at the first size.
+fn start_with(dir: &Path, iters: u64, extra: &[&str]) -> (Child, PathBuf, mpitest::JobLock) {
     let json = dir.join("s.json");
+    let iters = iters.to_string();
     let mut args = vec![
         "--num_iters",
-        "400000",
+        &iters,
         "--max_msgsize",
         "64",
         "--json",
@@ -175,7 +200,10 @@ fn rank_0_stopped_for_good_is_noticed_by_the_others() {
 #[test]
 fn a_pause_that_recovered_is_flagged_not_folded_in() {
     let dir = tempfile::tempdir().unwrap();
-    let (child, json, _lock) = start(dir.path(), &["--stall-timeout", "60"]);
+    // Each size lasts seconds, whatever the library's speed: the pause lands in the
+    // second size, which has just begun when the first is written.
+    let iters = iterations_for(4.0);
+    let (child, json, _lock) = start_with(dir.path(), iters, &["--stall-timeout", "60"]);
     wait_for_sizes(&json, 1);
     let (_, rank1) = ranks(&json);
     signal(rank1, "STOP");
