@@ -22,7 +22,14 @@ fn iterations_for(seconds: f64) -> u64 {
     let json = dir.path().join("rate.json");
     let job = common::sqmr(
         2,
-        &["--num_iters", "200000", "--max_msgsize", "0", "--json", json.to_str().unwrap()],
+        &[
+            "--num_iters",
+            "200000",
+            "--max_msgsize",
+            "0",
+            "--json",
+            json.to_str().unwrap(),
+        ],
     );
     assert!(job.success(), "{job:#?}");
     let doc = read(&json);
