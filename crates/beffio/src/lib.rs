@@ -14,6 +14,7 @@
 #![cfg_attr(not(feature = "mpi"), allow(dead_code))]
 
 #[cfg(feature = "mpi")]
+pub mod anomalies;
 mod batch;
 mod figures;
 pub mod filesystem;

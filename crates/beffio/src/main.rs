@@ -22,7 +22,21 @@ fn main() {
         Ok(o) => o.network.lists(),
         Err(_) => (None, None),
     };
+    let stall = match &options {
+        Ok(o) => o.stall.timeout(),
+        Err(_) => benchkit::stall::StallArgs::default().timeout(),
+    };
     let (mpi, network) = benchkit::start("b_eff_io", enable, disable);
-    let code = beffio::run::run(&mpi.world(), args, network);
+    let world = mpi.world();
+    // From here a rank that makes no progress for the stall timeout ends the job, and
+    // MPI_Finalize is bounded by it too.
+    let watchdog = benchkit::watchdog::Watchdog::start(
+        "b_eff_io",
+        mpi::traits::Communicator::rank(&world),
+        &benchkit::processor_name(),
+        stall,
+    );
+    let code = beffio::run::run(&world, args, network, &watchdog);
+    watchdog.finalizing(code);
     mpi.exit(code)
 }

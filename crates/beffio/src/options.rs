@@ -135,6 +135,10 @@ pub struct Options {
     /// --enable, --disable, --strict.
     #[command(flatten)]
     pub network: benchkit::network::NetworkArgs,
+
+    /// --stall-timeout.
+    #[command(flatten)]
+    pub stall: benchkit::stall::StallArgs,
 }
 
 /// What a memory option resolves to, before the job size is known.

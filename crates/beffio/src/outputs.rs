@@ -5,10 +5,12 @@
 //! Rank 0 reserves every file before the run ([`Outputs::reserve`]), so that a bad path,
 //! an existing file (refused, never overwritten) or a name another live run is writing
 //! fails in the first second and not after a 15-minute run; every rank agrees on the
-//! outcome. A reservation left by a killed run is replaced, and said on stderr. At the end
-//! each file is written once, to a temporary file renamed into place
-//! ([`Outputs::write`]): a run that dies, hangs or fills its disk leaves no empty or
-//! partial file behind, only its (hidden) reservation when it was killed outright.
+//! outcome. A reservation left by a killed run is replaced, and said on stderr. After each
+//! partition every file gets a version with the partitions finished so far
+//! ([`Outputs::write_version`]), and at the end its last ([`Outputs::write`]); each
+//! version goes to a temporary file put in place whole, so a run that dies, hangs or
+//! fills its disk leaves no empty or partial file behind, only complete versions and its
+//! (hidden) reservation when it was killed outright.
 
 use std::path::PathBuf;
 
@@ -96,18 +98,39 @@ impl Outputs {
     pub fn write(self, texts: &Texts) -> Vec<String> {
         let mut failures = Vec::new();
         for (option, kind, mut file) in self.files {
-            let text = match kind {
-                Kind::Json => &texts.json,
-                Kind::Csv => &texts.csv,
-                Kind::Sum => &texts.sum,
-                Kind::Prot => &texts.prot,
-            };
-            let done = file.write(text.as_bytes()).and_then(|()| file.release());
+            let done = file
+                .write(kind.text(texts).as_bytes())
+                .and_then(|()| file.release());
             if let Err(e) = done {
                 failures.push(format!("b_eff_io: error: {option} {e}"));
             }
         }
         failures
+    }
+
+    /// Puts a version of every file in place before the end (the reservations stay): the
+    /// partitions finished so far, or what a stopped run measured. Returns the messages of
+    /// the files that could not be written (their previous version stays).
+    pub fn write_version(&mut self, texts: &Texts) -> Vec<String> {
+        let mut failures = Vec::new();
+        for (option, kind, file) in &mut self.files {
+            if let Err(e) = file.write(kind.text(texts).as_bytes()) {
+                failures.push(format!("b_eff_io: error: {option} {e}"));
+            }
+        }
+        failures
+    }
+}
+
+impl Kind {
+    /// Which of `texts` a file of this kind takes.
+    fn text(self, texts: &Texts) -> &str {
+        match self {
+            Kind::Json => &texts.json,
+            Kind::Csv => &texts.csv,
+            Kind::Sum => &texts.sum,
+            Kind::Prot => &texts.prot,
+        }
     }
 }
 

@@ -129,7 +129,7 @@ fn three_ranks_on_a_full_disk_leave_together_with_one_message() {
             errors[0]
         );
         assert!(seconds < 30.0, "took {seconds:.1} s to leave");
-        assert!(!json.exists(), "no results file after a failed run");
+        assert_kept_or_absent(&json, &j.stderr);
         // The run directory is gone, the user's file stays, the space is free again.
         assert_eq!(mpitest::dir_entries(&disk), ["precious"], "{}", j.stderr);
         assert_eq!(std::fs::read(disk.join("precious")).unwrap(), b"keep me");
@@ -214,11 +214,26 @@ fn a_full_disk_gives_no_figures_and_few_lines() {
         j.stdout
     );
     assert!(!j.stdout.contains("b_eff_io = "), "{}", j.stdout);
-    for f in &files {
-        assert!(!f.exists(), "{} was written", f.display());
-    }
+    assert_kept_or_absent(&files[0], &j.stderr);
     assert!(left.is_empty(), "left behind: {left:?}");
     std::fs::remove_dir_all(&base).unwrap();
+}
+
+/// After a failed run the JSON is absent (nothing was finished), or it keeps the
+/// partitions finished before the failure, `"complete": false` with the reason.
+fn assert_kept_or_absent(json: &Path, stderr: &str) {
+    let Ok(text) = std::fs::read_to_string(json) else {
+        return;
+    };
+    let doc: serde_json::Value = serde_json::from_str(&text).unwrap();
+    assert_eq!(doc["complete"], false, "{text}\n{stderr}");
+    assert!(!doc["partitions"].as_array().unwrap().is_empty(), "{text}");
+    assert!(
+        doc["stopped"]
+            .as_str()
+            .is_some_and(|s| s.starts_with("stopped: ")),
+        "{text}"
+    );
 }
 
 /// Fault 3: a `--path` of 202 characters or more aborted inside Open MPI's

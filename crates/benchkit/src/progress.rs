@@ -48,6 +48,21 @@ impl Progress {
         let _ = err.write_all(text.as_bytes()).and_then(|()| err.flush());
     }
 
+    /// Writes `line` as a line of its own (a warning): on a terminal the live line is
+    /// cleared first, and the next [`Progress::show`] draws it again below.
+    pub fn interject(&self, line: &str) {
+        if !self.enabled {
+            return;
+        }
+        let text = if self.live {
+            format!("\r\x1b[K{line}\n")
+        } else {
+            format!("{line}\n")
+        };
+        let mut err = std::io::stderr().lock();
+        let _ = err.write_all(text.as_bytes()).and_then(|()| err.flush());
+    }
+
     /// Ends the live line.
     pub fn finish(&self) {
         if self.live {

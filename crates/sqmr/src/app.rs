@@ -226,13 +226,18 @@ impl Results {
             .and_then(|()| outfile::stdout::line(&row).map_err(stdout_failure))
     }
 
-    /// The run stops early (a stall): the files once more, with the reason.
+    /// The run stops early (a stall): the files once more, with the reason, and their
+    /// reservations released (the process ends at once after this, without its drops).
     fn stop(&mut self, reason: &str) -> Result<(), Failure> {
         if let Some(doc) = &mut self.document {
             doc.complete = false;
             doc.stopped = Some(reason.to_string());
         }
-        self.write_files()
+        let written = self.write_files();
+        for file in [self.json.take(), self.csv.take()].into_iter().flatten() {
+            drop(file);
+        }
+        written
     }
 
     /// The last version: `--validate`'s summary, "complete": true, and the `#` lines

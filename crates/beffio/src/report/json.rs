@@ -18,6 +18,11 @@ fn version_1() -> u32 {
     1
 }
 
+/// `complete` of a document of an earlier release: it was written only at the end.
+fn yes() -> bool {
+    true
+}
+
 /// The whole document.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Document {
@@ -28,6 +33,17 @@ pub struct Document {
     pub schema_version: u32,
     /// Program version.
     pub version: String,
+    /// Whether every partition ran to its end; `false` in the versions written as the run
+    /// goes and in those a stopped run leaves (documents of earlier releases: `true`).
+    #[serde(default = "yes")]
+    pub complete: bool,
+    /// Why the run stopped before its end (a stall, a signal), when it did.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub stopped: Option<String>,
+    /// Patterns far over their schedule and partitions that overran theirs
+    /// ([`crate::anomalies`]).
+    #[serde(default)]
+    pub warnings: Vec<crate::anomalies::Warning>,
     /// Start date (RFC 3339).
     pub date: String,
     /// Host of rank 0.
@@ -671,6 +687,9 @@ pub fn document(info: &RunInfo, partitions: &[PartitionResult], reasons: &[Strin
         benchmark: "b_eff_io".into(),
         schema_version: SCHEMA_VERSION,
         version: info.version.clone(),
+        complete: true,
+        stopped: None,
+        warnings: crate::anomalies::all(partitions, info.ranks_per_core),
         date: info.date.clone(),
         host: info.host.clone(),
         processes: info.processes,

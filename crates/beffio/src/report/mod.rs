@@ -60,6 +60,9 @@ pub struct RunInfo {
     pub system: v21::System,
     /// The file system under `--path` and what the checks at start found.
     pub file_system: crate::filesystem::FileSystem,
+    /// Ranks per core on rank 0's node (ranks there / its available cores), to say why a
+    /// partition overran its schedule.
+    pub ranks_per_core: Option<f64>,
 }
 
 /// The share of the machine's memory (`-MT`) that the job's processes have, in percent:

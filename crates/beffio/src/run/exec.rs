@@ -48,6 +48,10 @@ pub struct Partition<'a> {
     pub sync_seen: SyncSeen,
     /// Progress reporter (rank 0 prints).
     pub progress: Progress,
+    /// The watchdog's progress counter: a tick per call, the pattern as the place.
+    pub watch: benchkit::watchdog::Progress,
+    /// The run directory, by its descriptor: checked before each open.
+    pub held: &'a std::sync::Arc<super::rundir::RunDir>,
     /// The MPI-IO hints to give (`--hint`, `-i`).
     pub hints: &'a Hints,
     /// The file system and what the checks at start found.
@@ -321,6 +325,15 @@ impl Partition<'_> {
     /// next collective one.
     fn open(&self, ptype: PatternType, access: Access, segment: u64) -> Result<Open, String> {
         agree(self.comm, self.interrupted())?;
+        // A run directory removed (or replaced) meanwhile is said on every rank, before
+        // the library's own error path (Open MPI 4.1 crashed in it) is reached.
+        agree(self.comm, self.held.missing())?;
+        self.watch.at(format!(
+            "partition n={}, opening the type {} file for {}",
+            self.n(),
+            ptype.index(),
+            access.name()
+        ));
         let mode = match access {
             Access::Write => AccessMode::CREATE | AccessMode::WRITE_ONLY,
             Access::Rewrite => AccessMode::WRITE_ONLY,
@@ -513,6 +526,12 @@ impl Partition<'_> {
                 self.posix_baseline = Baseline::Measured(self.posix_write(&r)?);
             }
             self.progress.pattern(self.comm.size() as usize, access, &r);
+            if self.rank() == 0 {
+                if let Some(w) = crate::anomalies::pattern(self.comm.size() as usize, access, &r) {
+                    self.progress
+                        .interject(&format!("b_eff_io: WARNING {}", w.message));
+                }
+            }
             results.push(r);
         }
         let tc = mpi::time();
@@ -620,6 +639,8 @@ impl Partition<'_> {
             self.set_strided_view(open, &p)?;
         }
         let (budget, planner) = self.batch_planner(&p, access);
+        self.watch
+            .at(format!("partition n={}, {}", self.n(), context(access, &p)));
         // The library's own lines on standard error wait until the pattern is over.
         let quiet =
             super::quiet::Capture::start(format!("rank {}, {}", self.rank(), context(access, &p)));
@@ -738,6 +759,7 @@ impl Partition<'_> {
         collective: bool,
         tally: &mut Tally,
     ) {
+        self.watch.tick();
         if tally.first_error.is_some() && !collective {
             tally.done += 1;
             return;

@@ -33,6 +33,7 @@ pub fn run(
     world: &SimpleCommunicator,
     args: Vec<std::ffi::OsString>,
     network: benchkit::network::Outcome,
+    watchdog: &benchkit::watchdog::Watchdog,
 ) -> i32 {
     let rank = world.rank();
     let opts = match Options::parse_args(args) {
@@ -80,7 +81,7 @@ pub fn run(
     // ranks soon after, and whichever rank runs last leaves nothing behind.
     install_signals(&signal, &dir_slot, !opts.keep);
 
-    match run_checked(world, &opts, &parts, &hints, &signal, &dir_slot) {
+    match run_checked(world, &opts, &parts, &hints, &signal, &dir_slot, watchdog) {
         Ok(code) => code,
         Err(msg) => {
             if rank == 0 && !msg.is_empty() {
@@ -219,6 +220,19 @@ fn load_hints(world: &SimpleCommunicator, opts: &Options) -> Result<Hints, i32> 
     })
 }
 
+/// Ranks per available core on rank 0's node, on every rank (collective).
+fn ranks_per_core(world: &SimpleCommunicator) -> Option<f64> {
+    let local = world.split_shared(world.rank());
+    let cores = std::thread::available_parallelism().map_or(0, |c| c.get());
+    let mut ratio = if cores > 0 {
+        local.size() as f64 / cores as f64
+    } else {
+        0.0
+    };
+    world.process_at_rank(0).broadcast_into(&mut ratio);
+    (ratio > 0.0).then_some(ratio)
+}
+
 fn memory_per_process(world: &SimpleCommunicator, setting: MemorySetting) -> (u64, u64) {
     let local = world.split_shared(world.rank());
     let mem_total = std::fs::read_to_string("/proc/meminfo")
@@ -244,6 +258,7 @@ fn run_checked(
     hints: &Hints,
     signal: &Arc<AtomicUsize>,
     dir_slot: &Arc<Mutex<Option<Arc<rundir::RunDir>>>>,
+    watchdog: &benchkit::watchdog::Watchdog,
 ) -> Result<i32, String> {
     let rank = world.rank();
     let n = world.size() as usize;
@@ -276,6 +291,7 @@ fn run_checked(
         prefix: opts.prefix.clone(),
         system: report::v21::System::this_machine(),
         file_system: Default::default(),
+        ranks_per_core: ranks_per_core(world),
     };
 
     // The output files, reserved by rank 0 before anything runs, agreed by all; they are
@@ -288,6 +304,22 @@ fn run_checked(
         Ok(outputs) => outputs,
         Err(agreed) => return Ok(agreed.code),
     };
+    // What is measured is kept: the finished partitions, written by rank 0 after each one
+    // (`"complete": false` until the end), at a stall (by the watchdog's thread) and when
+    // the run stops on an error or a signal.
+    let kept = Arc::new(Kept {
+        outputs: Mutex::new(Some(outputs)),
+        finished: Mutex::new(Vec::new()),
+        info: Mutex::new(None),
+        time_s: opts.time,
+        noshared: opts.noshared,
+        held: Mutex::new(None),
+        keep: opts.keep,
+    });
+    if rank == 0 {
+        let kept = kept.clone();
+        watchdog.on_stall(Box::new(move |stall| kept.stalled(&stall.reason())));
+    }
     // The run directory, created by rank 0, agreed by all; every rank holds it by a
     // descriptor from here on (rank 0 from its creation), and removes it through that.
     let mut created = None;
@@ -315,6 +347,9 @@ fn run_checked(
     if let (Ok(d), Ok(mut g)) = (&held, dir_slot.lock()) {
         *g = Some(d.clone());
     }
+    if let (Ok(d), Ok(mut g)) = (&held, kept.held.lock()) {
+        *g = Some(d.clone());
+    }
     let visible = held.as_ref().err().cloned();
     // A header that cannot be printed stops the run before it starts (said already).
     let mut unprinted = None;
@@ -338,7 +373,15 @@ fn run_checked(
                 .map_err(Clone::clone)
                 .and_then(|d| rundir::Workdir::enter(d));
             agree(world, inside.as_ref().err().cloned())?;
-            run_partitions(world, opts, &info, signal, &dir)
+            if let Ok(mut i) = kept.info.lock() {
+                *i = Some(info.clone());
+            }
+            let watch = Watch {
+                progress: watchdog.progress(),
+                held: held.as_ref().map_err(Clone::clone)?,
+                kept: &kept,
+            };
+            run_partitions(world, opts, &info, signal, &dir, &watch)
         });
     world.barrier();
     if let (0, Ok(d)) = (rank, &held) {
@@ -356,7 +399,19 @@ fn run_checked(
         return Ok(code);
     }
     match outcome {
-        Err(e) => Err(e),
+        Err(e) => {
+            // The partitions finished before the failure are kept; with none, no file.
+            let any = kept.finished.lock().is_ok_and(|f| !f.is_empty());
+            if rank == 0 && any {
+                let why = if e.is_empty() {
+                    "stopped by an error (see standard error)".to_string()
+                } else {
+                    format!("stopped: {}", e.lines().next().unwrap_or_default())
+                };
+                kept.write_partial(&why);
+            }
+            Err(e)
+        }
         Ok(results) => {
             // Rank 0 is in every partition, so its count is the run's.
             let [errors] = max_all(
@@ -364,6 +419,7 @@ fn run_checked(
                 [results.iter().map(|p| p.errors()).sum::<u64>() as f64],
             );
             // The last step: only rank 0 reports, and leaves with its own code.
+            let outputs = kept.take_outputs();
             let reported = match rank {
                 0 => report_all(opts, &info, &results, outputs),
                 _ => 0,
@@ -416,12 +472,146 @@ fn print_header(
     benchkit::agree(world, printed)
 }
 
+/// What the run keeps for a version of its output files written before its end.
+struct Kept {
+    /// The output files (rank 0), until the last version takes them.
+    outputs: Mutex<Option<Outputs>>,
+    /// The partitions finished so far.
+    finished: Mutex<Vec<PartitionResult>>,
+    /// The run's description, once the partitions start.
+    info: Mutex<Option<RunInfo>>,
+    /// `-T`, for the validity criteria.
+    time_s: f64,
+    /// `--noshared`.
+    noshared: bool,
+    /// The run directory, for the watchdog to remove at a stall (unless `--keep`).
+    held: Mutex<Option<Arc<rundir::RunDir>>>,
+    /// `--keep`.
+    keep: bool,
+}
+
+impl Kept {
+    fn take_outputs(&self) -> Outputs {
+        self.outputs
+            .lock()
+            .ok()
+            .and_then(|mut o| o.take())
+            .unwrap_or_else(Outputs::none)
+    }
+
+    /// Rank 0: a version of every output file with the partitions finished so far,
+    /// `"complete": false`, and `why` when the run has stopped (`None`: it goes on; then
+    /// the files stay reserved for the next version, else this is their last).
+    /// Never waits long for the main thread: a lock it holds (the main thread stuck in a
+    /// write itself) is given up after 5 s.
+    fn write_version(&self, stopped: Option<&str>) {
+        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(5);
+        let (Some(mut outputs), Some(finished), Some(info)) = (
+            lock_until(&self.outputs, deadline),
+            lock_until(&self.finished, deadline),
+            lock_until(&self.info, deadline),
+        ) else {
+            return;
+        };
+        let (Some(files), Some(info)) = (outputs.as_mut(), info.as_ref()) else {
+            return;
+        };
+        if files.is_empty() {
+            return;
+        }
+        let errors: u64 = finished.iter().map(|p| p.errors()).sum();
+        let mut reasons = invalid_reasons(&ValidityInput {
+            scheduled_time_s: self.time_s,
+            shared_pointer: !self.noshared,
+            data_errors: errors,
+        });
+        reasons.push(match stopped {
+            Some(why) => format!("the run did not finish: {why}"),
+            None => "the run is not finished yet".to_string(),
+        });
+        let mut doc = report::json::document(info, &finished, &reasons);
+        doc.complete = false;
+        doc.stopped = stopped.map(str::to_string);
+        let texts = crate::outputs::Texts {
+            json: serde_json::to_string_pretty(&doc).map_or(String::new(), |t| t + "\n"),
+            csv: report::csv::render(&doc),
+            sum: report::v21::summary_file(info, &finished),
+            prot: report::v21::protocol_file(info, &finished),
+        };
+        // A version written as the run goes that fails (a full disk) is not said: the
+        // previous one stays, and the last version says the error once.
+        let failures = match stopped {
+            None => {
+                files.write_version(&texts);
+                Vec::new()
+            }
+            Some(_) => outputs.take().map_or_else(Vec::new, |o| o.write(&texts)),
+        };
+        for failure in failures {
+            outfile::eprintln!("{failure}");
+        }
+    }
+
+    /// At a stall, on the watchdog's thread: the last version of the files, then the run
+    /// directory removed (unless `--keep`), since the process ends at once after this.
+    fn stalled(&self, why: &str) {
+        self.write_partial(why);
+        if self.keep {
+            return;
+        }
+        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(5);
+        if let Some(held) = lock_until(&self.held, deadline).and_then(|g| g.clone()) {
+            if let Err(e) = held.remove() {
+                outfile::eprintln!("b_eff_io: warning: {e}");
+            }
+        }
+    }
+
+    /// A version after a finished partition.
+    fn write_progress(&self) {
+        self.write_version(None);
+    }
+
+    /// The last version of a run that stopped before its end, saying why.
+    fn write_partial(&self, why: &str) {
+        self.write_version(Some(why));
+    }
+}
+
+/// `m` locked, unless it stays locked past `deadline`.
+fn lock_until<T>(
+    m: &Mutex<T>,
+    deadline: std::time::Instant,
+) -> Option<std::sync::MutexGuard<'_, T>> {
+    loop {
+        match m.try_lock() {
+            Ok(g) => return Some(g),
+            Err(std::sync::TryLockError::WouldBlock) if std::time::Instant::now() < deadline => {
+                std::thread::sleep(std::time::Duration::from_millis(50))
+            }
+            Err(std::sync::TryLockError::Poisoned(p)) => return Some(p.into_inner()),
+            Err(_) => return None,
+        }
+    }
+}
+
+/// What the partitions report as they go: their progress to the watchdog, the run
+/// directory they check before each open, the finished partitions to keep.
+pub(crate) struct Watch<'a> {
+    /// The watchdog's progress counter.
+    pub progress: benchkit::watchdog::Progress,
+    /// The run directory, by its descriptor.
+    pub held: &'a Arc<rundir::RunDir>,
+    kept: &'a Arc<Kept>,
+}
+
 fn run_partitions(
     world: &SimpleCommunicator,
     opts: &Options,
     info: &RunInfo,
     signal: &Arc<AtomicUsize>,
     dir: &Path,
+    watch: &Watch<'_>,
 ) -> Result<Vec<PartitionResult>, String> {
     let (parts, mpart) = (&info.partitions, info.mpart);
     let rank = world.rank() as usize;
@@ -467,6 +657,8 @@ fn run_partitions(
                         rbuf: crate::markers::read_buffer((mpart / 8) as usize),
                         sync_seen: exec::SyncSeen::default(),
                         progress: progress.clone(),
+                        watch: watch.progress.clone(),
+                        held: watch.held,
                         hints: &info.hints,
                         file_system: &info.file_system,
                         hint_log: Vec::new(),
@@ -478,12 +670,24 @@ fn run_partitions(
             None => Err(String::new()),
         };
         // Ranks outside the partition wait here; a failure inside reaches everyone.
+        watch.progress.at(format!(
+            "the end of partition n={size}, waiting for every rank"
+        ));
         let failure = match (&sub, &outcome) {
             (Some(_), Err(e)) => Some(e.clone()),
             _ => None,
         };
         agree(world, failure)?;
         if let Ok(r) = outcome {
+            if rank == 0 {
+                if let Some(w) = crate::anomalies::partition(&r, info.ranks_per_core) {
+                    progress.interject(&format!("b_eff_io: WARNING {}", w.message));
+                }
+                if let Ok(mut f) = watch.kept.finished.lock() {
+                    f.push(r.clone());
+                }
+                watch.kept.write_progress();
+            }
             results.push(r);
         }
     }

@@ -28,6 +28,11 @@ impl Progress {
         ));
     }
 
+    /// A line of its own on standard error (a warning), the live line going on after it.
+    pub fn interject(&self, line: &str) {
+        self.0.interject(line);
+    }
+
     /// Ends the live line.
     pub fn finish(&self) {
         self.0.finish();

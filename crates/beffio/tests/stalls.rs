@@ -1,0 +1,270 @@
+//! b_eff_io when a rank stalls, a batch system ends the job, or the run directory is
+//! removed under it: a rank stopped for good ends the job with exit 6 within the stall
+//! timeout, naming the rank that noticed and the pattern; a pause that recovered leaves a
+//! complete run with the slow pattern flagged; SIGTERM keeps every finished partition in
+//! the JSON, CSV, `.sum` and `.prot`; a removed run directory is a clear error on every
+//! rank, not a crash.
+
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+use mpitest::{Installation, JobLock};
+
+const BIN: &str = env!("CARGO_BIN_EXE_b_eff_io");
+
+struct Run {
+    child: Child,
+    dir: tempfile::TempDir,
+    _lock: JobLock,
+}
+
+impl Run {
+    /// A 2-rank run of `-T t` with every output file in a fresh folder, its run directory
+    /// there too, started in the background.
+    fn start(t: &str, extra: &[&str]) -> Run {
+        let dir = tempfile::tempdir().unwrap();
+        let p = |n: &str| dir.path().join(n).display().to_string();
+        let (path, json, csv, prefix) = (p(""), p("r.json"), p("r.csv"), p("r"));
+        let mut args = vec![
+            "-T",
+            t,
+            "-p",
+            &path,
+            "--memory-per-process",
+            "64M",
+            "--json",
+            &json,
+            "--csv",
+            &csv,
+            "--prefix",
+            &prefix,
+        ];
+        args.extend_from_slice(extra);
+        let lock = JobLock::acquire();
+        let child = mpitest::command(
+            Installation::from_env(),
+            2,
+            Path::new(BIN),
+            &args,
+            Duration::from_secs(300),
+        )
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+        Run {
+            child,
+            dir,
+            _lock: lock,
+        }
+    }
+
+    fn path(&self, name: &str) -> PathBuf {
+        self.dir.path().join(name)
+    }
+
+    /// Waits until `ready` holds (at most 120 s).
+    fn wait_until(&mut self, what: &str, ready: impl Fn(&Run) -> bool) {
+        let started = Instant::now();
+        while !ready(self) {
+            if let Ok(Some(status)) = self.child.try_wait() {
+                panic!("the run ended ({status}) before {what}");
+            }
+            assert!(started.elapsed() < Duration::from_secs(120), "never {what}");
+            std::thread::sleep(Duration::from_millis(20));
+        }
+    }
+
+    /// The process ids of rank 0 (the holder of the JSON's reservation) and rank 1.
+    fn ranks(&self) -> (i32, i32) {
+        let marker = self.path(".r.json.xylem-reservation");
+        let text = std::fs::read_to_string(marker).unwrap();
+        let rank0 = outfile::Holder::parse(&text).unwrap().pid as i32;
+        let needle = self.dir.path().display().to_string();
+        let exe = Path::new(BIN).canonicalize().unwrap();
+        let rank1 = std::fs::read_dir("/proc")
+            .unwrap()
+            .flatten()
+            .filter_map(|e| e.file_name().to_str()?.parse::<i32>().ok())
+            .filter(|&pid| pid != rank0)
+            .find(|pid| {
+                std::fs::read_link(format!("/proc/{pid}/exe")).is_ok_and(|e| e == exe)
+                    && std::fs::read(format!("/proc/{pid}/cmdline"))
+                        .is_ok_and(|c| String::from_utf8_lossy(&c).contains(&needle))
+            })
+            .expect("rank 1's process");
+        (rank0, rank1)
+    }
+
+    /// Waits for the end (at most `limit`): exit code, standard error, seconds.
+    fn finish(mut self, limit: Duration) -> (Option<i32>, String, f64, tempfile::TempDir) {
+        let started = Instant::now();
+        let status = mpitest::hostile::wait_at_most(&mut self.child, limit);
+        let mut stderr = String::new();
+        if let Some(mut e) = self.child.stderr.take() {
+            use std::io::Read;
+            let _ = e.read_to_string(&mut stderr);
+        }
+        let status = status.unwrap_or_else(|| panic!("the run hung:\n{stderr}"));
+        (
+            status.code(),
+            stderr,
+            started.elapsed().as_secs_f64(),
+            self.dir,
+        )
+    }
+}
+
+fn signal(pid: i32, name: &str) {
+    let _ = Command::new("kill")
+        .args([&format!("-{name}"), &pid.to_string()])
+        .status();
+}
+
+fn json(dir: &Path) -> serde_json::Value {
+    let text = std::fs::read_to_string(dir.join("r.json")).unwrap();
+    serde_json::from_str(&text).unwrap_or_else(|e| panic!("not complete JSON ({e}):\n{text}"))
+}
+
+fn partitions_written(run: &Run) -> usize {
+    std::fs::read_to_string(run.path("r.json"))
+        .ok()
+        .and_then(|t| serde_json::from_str::<serde_json::Value>(&t).ok())
+        .and_then(|d| d["partitions"].as_array().map(Vec::len))
+        .unwrap_or(0)
+}
+
+/// What is left in the folder besides the output files.
+fn leftovers(dir: &Path) -> Vec<String> {
+    mpitest::dir_entries(dir)
+        .into_iter()
+        .filter(|n| !["r.json", "r.csv", "r.sum", "r.prot"].contains(&n.as_str()))
+        .collect()
+}
+
+#[test]
+fn a_rank_stopped_for_good_ends_the_job_keeping_what_was_measured() {
+    let mut run = Run::start("20", &["--stall-timeout", "5"]);
+    run.wait_until("the first partition ended", |r| partitions_written(r) >= 1);
+    let (_, rank1) = run.ranks();
+    signal(rank1, "STOP");
+    let (code, stderr, seconds, dir) = run.finish(Duration::from_secs(150));
+    signal(rank1, "KILL");
+    let accepted: &[i32] = match Installation::from_env().family() {
+        mpitest::Family::OpenMpi => &[6],
+        mpitest::Family::Hydra => &[6, 9, 137, 255],
+    };
+    assert!(
+        code.is_some_and(|c| accepted.contains(&c)),
+        "exit {code:?}:\n{stderr}"
+    );
+    assert!(
+        stderr
+            .lines()
+            .any(|l| l.starts_with("b_eff_io: STALL: rank 0 on ")
+                && l.contains("made no progress for")
+                && l.contains("partition n=")),
+        "{stderr}"
+    );
+    assert!(seconds < 90.0, "{seconds} s to end");
+    let doc = json(dir.path());
+    assert_eq!(doc["complete"], false);
+    assert!(
+        doc["stopped"]
+            .as_str()
+            .is_some_and(|s| s.starts_with("stalled: rank 0 on ")),
+        "{doc}"
+    );
+    assert!(!doc["partitions"].as_array().unwrap().is_empty());
+    assert_eq!(doc["valid"], false);
+    // Every output file is there, no reservation is left, the run directory is gone.
+    for name in ["r.csv", "r.sum", "r.prot"] {
+        assert!(dir.path().join(name).is_file(), "{name}");
+    }
+    assert!(
+        leftovers(dir.path()).is_empty(),
+        "{:?}",
+        leftovers(dir.path())
+    );
+}
+
+#[test]
+fn a_pause_that_recovered_is_flagged() {
+    let mut run = Run::start("20", &["--stall-timeout", "120"]);
+    // In the first partition, where both ranks call.
+    run.wait_until("the first partition started", |r| {
+        mpitest::dir_entries(r.dir.path())
+            .iter()
+            .any(|n| n.starts_with("b_eff_io.") && r.path(n).join("p0.n2").exists())
+    });
+    let (_, rank1) = run.ranks();
+    std::thread::sleep(Duration::from_millis(1500));
+    signal(rank1, "STOP");
+    std::thread::sleep(Duration::from_secs(8));
+    signal(rank1, "CONT");
+    let (code, stderr, _, dir) = run.finish(Duration::from_secs(200));
+    assert_eq!(code, Some(0), "{stderr}");
+    let doc = json(dir.path());
+    assert_eq!(doc["complete"], true);
+    let warnings = doc["warnings"].as_array().unwrap();
+    let flagged = warnings
+        .iter()
+        .find(|w| w["seconds"].as_f64().unwrap() > 6.0)
+        .unwrap_or_else(|| panic!("the pause was not flagged: {warnings:?}\n{stderr}"));
+    assert!(
+        stderr.contains("b_eff_io: WARNING")
+            && stderr.contains(flagged["message"].as_str().unwrap()),
+        "{stderr}"
+    );
+}
+
+#[test]
+fn sigterm_keeps_every_finished_partition() {
+    let mut run = Run::start("30", &[]);
+    run.wait_until("the first partition ended", |r| partitions_written(r) >= 1);
+    let (rank0, rank1) = run.ranks();
+    // As a batch system at its time limit: the launcher and the ranks.
+    signal(run.child.id() as i32, "TERM");
+    signal(rank0, "TERM");
+    signal(rank1, "TERM");
+    let (code, stderr, seconds, dir) = run.finish(Duration::from_secs(120));
+    assert_ne!(code, Some(0), "{stderr}");
+    assert!(seconds < 60.0, "{seconds} s to end");
+    let doc = json(dir.path());
+    assert_eq!(doc["complete"], false, "{stderr}");
+    let parts = doc["partitions"].as_array().unwrap();
+    assert!(!parts.is_empty());
+    assert_eq!(parts[0]["access"]["read"].as_array().unwrap().len(), 43);
+    for name in ["r.csv", "r.sum", "r.prot"] {
+        let text = std::fs::read_to_string(dir.path().join(name)).unwrap();
+        assert!(!text.is_empty(), "{name}");
+    }
+}
+
+#[test]
+fn a_run_directory_removed_under_the_run_is_a_clear_error() {
+    let mut run = Run::start("20", &[]);
+    run.wait_until("the run directory held files", |r| {
+        mpitest::dir_entries(r.dir.path())
+            .iter()
+            .any(|n| n.starts_with("b_eff_io.") && r.path(n).join("p0.n2").exists())
+    });
+    let name = mpitest::dir_entries(run.dir.path())
+        .into_iter()
+        .find(|n| n.starts_with("b_eff_io."))
+        .unwrap();
+    // Another process removes it (a scratch purge, a user's rm -r).
+    let removed = Command::new("rm")
+        .arg("-rf")
+        .arg(run.path(&name))
+        .status()
+        .unwrap();
+    assert!(removed.success());
+    let (code, stderr, _, _dir) = run.finish(Duration::from_secs(150));
+    assert_eq!(code, Some(1), "{stderr}");
+    assert!(
+        stderr.contains("was removed (or renamed) by another process while the run used it"),
+        "{stderr}"
+    );
+}
