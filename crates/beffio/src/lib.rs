@@ -13,8 +13,8 @@
 
 #![cfg_attr(not(feature = "mpi"), allow(dead_code))]
 
-#[cfg(feature = "mpi")]
 pub mod anomalies;
+#[cfg(feature = "mpi")]
 mod batch;
 mod figures;
 pub mod filesystem;

@@ -79,47 +79,20 @@ impl Run {
     /// The process ids of rank 0 (the holder of the JSON's reservation) and rank 1.
     fn ranks(&self) -> (i32, i32) {
         let marker = self.path(".r.json.xylem-reservation");
-        let text = std::fs::read_to_string(marker).unwrap();
-        let rank0 = outfile::Holder::parse(&text).unwrap().pid as i32;
         let needle = self.dir.path().display().to_string();
-        let exe = Path::new(BIN).canonicalize().unwrap();
-        let rank1 = std::fs::read_dir("/proc")
-            .unwrap()
-            .flatten()
-            .filter_map(|e| e.file_name().to_str()?.parse::<i32>().ok())
-            .filter(|&pid| pid != rank0)
-            .find(|pid| {
-                std::fs::read_link(format!("/proc/{pid}/exe")).is_ok_and(|e| e == exe)
-                    && std::fs::read(format!("/proc/{pid}/cmdline"))
-                        .is_ok_and(|c| String::from_utf8_lossy(&c).contains(&needle))
-            })
-            .expect("rank 1's process");
-        (rank0, rank1)
+        let (r0, r1) = mpitest::procs::two_ranks(&marker, Path::new(BIN), &needle);
+        (r0 as i32, r1 as i32)
     }
 
     /// Waits for the end (at most `limit`): exit code, standard error, seconds.
     fn finish(mut self, limit: Duration) -> (Option<i32>, String, f64, tempfile::TempDir) {
-        let started = Instant::now();
-        let status = mpitest::hostile::wait_at_most(&mut self.child, limit);
-        let mut stderr = String::new();
-        if let Some(mut e) = self.child.stderr.take() {
-            use std::io::Read;
-            let _ = e.read_to_string(&mut stderr);
-        }
-        let status = status.unwrap_or_else(|| panic!("the run hung:\n{stderr}"));
-        (
-            status.code(),
-            stderr,
-            started.elapsed().as_secs_f64(),
-            self.dir,
-        )
+        let (code, stderr, seconds) = mpitest::hostile::finish_within(&mut self.child, limit);
+        (code, stderr, seconds, self.dir)
     }
 }
 
 fn signal(pid: i32, name: &str) {
-    let _ = Command::new("kill")
-        .args([&format!("-{name}"), &pid.to_string()])
-        .status();
+    mpitest::procs::signal(pid as u32, name);
 }
 
 fn json(dir: &Path) -> serde_json::Value {

@@ -95,41 +95,17 @@ fn wait_for_sizes(json: &Path, sizes: usize) -> serde_json::Value {
 /// writing `json`.
 fn ranks(json: &Path) -> (i32, i32) {
     let marker = json.with_file_name(".s.json.xylem-reservation");
-    let holder = outfile::Holder::parse(&std::fs::read_to_string(marker).unwrap()).unwrap();
-    let rank0 = holder.pid as i32;
-    let needle = json.display().to_string();
-    let exe = Path::new(BIN).canonicalize().unwrap();
-    let rank1 = std::fs::read_dir("/proc")
-        .unwrap()
-        .flatten()
-        .filter_map(|e| e.file_name().to_str()?.parse::<i32>().ok())
-        .filter(|&pid| pid != rank0)
-        .find(|pid| {
-            std::fs::read_link(format!("/proc/{pid}/exe")).is_ok_and(|e| e == exe)
-                && std::fs::read(format!("/proc/{pid}/cmdline"))
-                    .is_ok_and(|c| String::from_utf8_lossy(&c).contains(&needle))
-        })
-        .expect("rank 1's process");
-    (rank0, rank1)
+    let (r0, r1) = mpitest::procs::two_ranks(&marker, Path::new(BIN), &json.display().to_string());
+    (r0 as i32, r1 as i32)
 }
 
 fn signal(pid: i32, name: &str) {
-    let _ = Command::new("kill")
-        .args([&format!("-{name}"), &pid.to_string()])
-        .status();
+    mpitest::procs::signal(pid as u32, name);
 }
 
 /// Waits for the job, at most `limit`; returns its code, standard error and seconds.
 fn finish(mut child: Child, limit: Duration) -> (Option<i32>, String, f64) {
-    let started = Instant::now();
-    let status = mpitest::hostile::wait_at_most(&mut child, limit);
-    let mut stderr = String::new();
-    if let Some(mut e) = child.stderr.take() {
-        use std::io::Read;
-        let _ = e.read_to_string(&mut stderr);
-    }
-    let status = status.unwrap_or_else(|| panic!("the job hung:\n{stderr}"));
-    (status.code(), stderr, started.elapsed().as_secs_f64())
+    mpitest::hostile::finish_within(&mut child, limit)
 }
 
 /// A stalled job's exit code as the launcher reports it: the rank's 6, or what hydra

@@ -181,11 +181,10 @@ fn every_file_plot_creates_is_created_exclusively() {
     );
 }
 
-#[test]
-fn a_generated_file_replaces_a_planted_link_not_its_target() {
-    let (_tmp, shared, victim) = folder();
-    std::os::unix::fs::symlink(victim.file(), shared.join("rankfile.txt")).unwrap();
-    let status = xylem()
+/// `xylem place … --out DIR`: it writes DIR/rankfile.txt with `outfile::replace`.
+fn place_into(dir: &Path) -> Command {
+    let mut command = xylem();
+    command
         .args([
             "place",
             "sqmr",
@@ -201,31 +200,20 @@ fn a_generated_file_replaces_a_planted_link_not_its_target() {
             "mpirun",
             "--out",
         ])
-        .arg(&shared)
-        .output()
-        .unwrap();
+        .arg(dir);
+    command
+}
+
+#[test]
+fn a_generated_file_replaces_a_planted_link_not_its_target() {
+    let (_tmp, shared, victim) = folder();
+    std::os::unix::fs::symlink(victim.file(), shared.join("rankfile.txt")).unwrap();
+    let status = place_into(&shared).output().unwrap();
     assert!(status.status.success(), "{status:?}");
     victim.assert_untouched();
     let meta = std::fs::symlink_metadata(shared.join("rankfile.txt")).unwrap();
     assert!(meta.is_file(), "{meta:?}");
-    let mut command = xylem();
-    command.args([
-        "place",
-        "sqmr",
-        "--num_cores",
-        "2",
-        "--num_nbors",
-        "1",
-        "--core-node",
-        "n1",
-        "--nodes",
-        "n1,n2",
-        "--launcher",
-        "mpirun",
-        "--out",
-    ]);
-    command.arg(&shared);
-    let (output, made) = hostile::creations_in(&command, &shared);
+    let (output, made) = hostile::creations_in(&place_into(&shared), &shared);
     assert!(output.status.success(), "{output:?}");
     assert!(
         !made.is_empty() && made.iter().all(|c| c.is_exclusive()),

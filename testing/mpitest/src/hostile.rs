@@ -203,6 +203,24 @@ fn created_path(line: &str) -> Option<PathBuf> {
     }
 }
 
+/// Waits for `child` at most `limit` and reads its standard error (piped): its exit code,
+/// that text and the seconds waited. A child still running at `limit` is killed and the
+/// test fails with what it wrote.
+pub fn finish_within(
+    child: &mut std::process::Child,
+    limit: Duration,
+) -> (Option<i32>, String, f64) {
+    let started = Instant::now();
+    let status = wait_at_most(child, limit);
+    let mut stderr = String::new();
+    if let Some(mut e) = child.stderr.take() {
+        use std::io::Read;
+        let _ = e.read_to_string(&mut stderr);
+    }
+    let status = status.unwrap_or_else(|| panic!("the job hung:\n{stderr}"));
+    (status.code(), stderr, started.elapsed().as_secs_f64())
+}
+
 /// Waits for `child` at most `limit`; kills it and returns `None` past that.
 pub fn wait_at_most(
     child: &mut std::process::Child,

@@ -40,3 +40,28 @@ pub fn signal(pid: u32, sig: &str) {
         .stderr(Stdio::null())
         .status();
 }
+
+/// The processes running the program `exe` whose command line mentions `needle` (a unique
+/// path of the job): the ranks of one job, however the launcher started them.
+pub fn ranks_of(exe: &Path, needle: &str) -> Vec<u32> {
+    let exe = exe.canonicalize().unwrap_or_else(|_| exe.to_path_buf());
+    processes_where(|pid| {
+        fs::read_link(format!("/proc/{pid}/exe")).is_ok_and(|e| e == exe)
+            && String::from_utf8_lossy(&cmdline(pid)).contains(needle)
+    })
+}
+
+/// Rank 0 of a job (the process that holds the reservation `marker` of its output file)
+/// and the other rank of a 2-rank job running `exe` with `needle` in its command line.
+pub fn two_ranks(marker: &Path, exe: &Path, needle: &str) -> (u32, u32) {
+    let text = fs::read_to_string(marker).unwrap_or_else(|e| panic!("{}: {e}", marker.display()));
+    let rank0 = text
+        .lines()
+        .find_map(|l| l.strip_prefix("pid ")?.trim().parse::<u32>().ok())
+        .unwrap_or_else(|| panic!("no pid in {text}"));
+    let rank1 = ranks_of(exe, needle)
+        .into_iter()
+        .find(|&p| p != rank0)
+        .expect("the other rank's process");
+    (rank0, rank1)
+}

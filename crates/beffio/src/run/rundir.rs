@@ -621,23 +621,7 @@ mod tests {
         outfile::safedir::euid() == 0
     }
 
-    /// Every file below `dir` with its bytes, sorted: to show a victim tree is untouched.
-    fn snapshot(dir: &Path) -> Vec<(PathBuf, Vec<u8>)> {
-        let mut out = Vec::new();
-        for entry in std::fs::read_dir(dir).unwrap() {
-            let path = entry.unwrap().path();
-            let meta = std::fs::symlink_metadata(&path).unwrap();
-            if meta.is_dir() {
-                out.extend(snapshot(&path));
-            } else if meta.is_file() {
-                out.push((path.clone(), std::fs::read(&path).unwrap()));
-            } else {
-                out.push((path.clone(), b"(other)".to_vec()));
-            }
-        }
-        out.sort();
-        out
-    }
+    use mpitest::hostile::snapshot;
 
     fn victim(base: &Path) -> (PathBuf, Vec<(PathBuf, Vec<u8>)>) {
         let v = base.join("victim");
