@@ -88,6 +88,17 @@ impl Error {
         }
     }
 
+    /// Whether the failure says the file (or a directory on its path) does not exist.
+    pub fn is_no_such_file(&self) -> bool {
+        matches!(
+            self,
+            Error::Mpi {
+                class: ErrorClass::NoSuchFile,
+                ..
+            }
+        )
+    }
+
     /// The same failure, naming the file `name` instead: the full path of a file that was
     /// opened by a name relative to the working directory, say.
     pub fn with_file(mut self, name: impl Into<String>) -> Error {

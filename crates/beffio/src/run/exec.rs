@@ -291,15 +291,35 @@ impl Partition<'_> {
         self.run_dir.join(file)
     }
 
-    /// The message of an MPI-IO failure, naming the file by its full path.
+    /// The message of an MPI-IO failure, naming the file by its full path. A run (or
+    /// partition) directory removed or replaced since the last check is the cause, said
+    /// first: the library only sees a file that is not there.
     fn io_message(&self, e: mpiio::Error) -> String {
         let full = self.shown(Path::new(e.file())).display().to_string();
         let e = e.with_file(full);
-        if e.is_no_space() {
+        if let Some(gone) = self.held.missing().or_else(|| self.partition_missing(&e)) {
+            format!("{gone} ({e})")
+        } else if e.is_no_space() {
             format!("{e} (is the disk full?)")
         } else {
             e.to_string()
         }
+    }
+
+    /// After a "no such file" failure: whether this partition's directory is gone. A
+    /// removal of the whole run directory (`rm -r`, a scratch purge) empties it from the
+    /// leaves up, so its subdirectories vanish before its name does.
+    fn partition_missing(&self, e: &mpiio::Error) -> Option<String> {
+        let gone = e.is_no_such_file()
+            && !self.held.dir().is_real_dir(self.dir.as_os_str())
+            && self.held.dir().stat(self.dir.as_os_str()).is_ok();
+        gone.then(|| {
+            format!(
+                "the partition directory '{}' was removed (or renamed) by another process \
+                 while the run used it",
+                self.shown(&self.dir).display()
+            )
+        })
     }
 
     fn interrupted(&self) -> Option<String> {
