@@ -14,7 +14,7 @@
 
 use serde::{Deserialize, Serialize};
 
-use crate::results::{PartitionResult, PatternResult};
+use crate::results::{PartitionResult, PatternResult, UnfinishedPartition};
 use crate::schedule::Access;
 
 /// How many times its schedule a pattern must take to be flagged.
@@ -123,6 +123,23 @@ pub fn all(partitions: &[PartitionResult], ranks_per_core: Option<f64>) -> Vec<W
         out.extend(partition(p, ranks_per_core));
     }
     out
+}
+
+/// The slow patterns of the partition a run stopped in.
+pub fn unfinished(u: &UnfinishedPartition) -> Vec<Warning> {
+    Access::ALL
+        .iter()
+        .flat_map(|&a| {
+            u.access[a.index()]
+                .iter()
+                .filter_map(move |r| pattern(u.processes, a, r))
+        })
+        .collect()
+}
+
+/// Whether pattern `r` is one [`pattern`] flags (the text table marks its row).
+pub fn is_slow(r: &PatternResult) -> bool {
+    pattern(0, Access::Write, r).is_some()
 }
 
 #[cfg(test)]

@@ -157,3 +157,23 @@ impl PartitionResult {
         self.access.iter().map(|a| a.errors()).sum()
     }
 }
+
+/// The partition a run stopped in (a signal, a stall, an error): the patterns it had
+/// measured, per access method in run order. It has no figures: its types and access
+/// methods are not all there.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct UnfinishedPartition {
+    /// Processes in the partition.
+    pub processes: usize,
+    /// Scheduled time `T·n/N` in seconds.
+    pub scheduled_s: f64,
+    /// The patterns measured, write, rewrite and read.
+    pub access: [Vec<PatternResult>; 3],
+}
+
+impl UnfinishedPartition {
+    /// Patterns measured over all access methods.
+    pub fn measured(&self) -> usize {
+        self.access.iter().map(Vec::len).sum()
+    }
+}

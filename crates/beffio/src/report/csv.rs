@@ -33,34 +33,47 @@ pub fn render(doc: &Document) -> String {
     render_value(&serde_json::to_value(doc).unwrap_or(Value::Null))
 }
 
-/// [`render`] of the document as JSON, so the rows follow the JSON field for field.
+/// [`render`] of the document as JSON, so the rows follow the JSON field for field. The
+/// patterns of the partition a stopped run was in (`unfinished`) come last, in the same
+/// columns: a partition's figures are in the JSON only.
 pub fn render_value(doc: &Value) -> String {
     let mut out = String::from(HEADER);
     out.push('\n');
-    let none = Vec::new();
-    let list = |v: &Value| v.as_array().unwrap_or(&none).clone();
-    for part in list(&doc["partitions"]) {
-        for access in ["write", "rewrite", "read"] {
-            for p in list(&part["access"][access]) {
-                let ptype = p["type"].as_u64().unwrap_or(u64::MAX);
-                let type_name = PatternType::ALL
-                    .get(ptype as usize)
-                    .map_or("", |t| t.name());
-                let mut fields = vec![
-                    field(&part["processes"]),
-                    access.to_string(),
-                    field(&p["number"]),
-                    field(&p["type"]),
-                    type_name.to_string(),
-                ];
-                fields.extend(PATTERN_FIELDS.iter().map(|name| field(&p[*name])));
-                fields.push(field(&p["errors"]));
-                out += &fields.join(",");
-                out.push('\n');
-            }
+    if let Some(parts) = doc["partitions"].as_array() {
+        for part in parts {
+            rows(part, &mut out);
         }
     }
+    if doc["unfinished"].is_object() {
+        rows(&doc["unfinished"], &mut out);
+    }
     out
+}
+
+/// The rows of one partition: access methods in run order, patterns in table order.
+fn rows(part: &Value, out: &mut String) {
+    for access in ["write", "rewrite", "read"] {
+        let Some(patterns) = part["access"][access].as_array() else {
+            continue;
+        };
+        for p in patterns {
+            let ptype = p["type"].as_u64().unwrap_or(u64::MAX);
+            let type_name = PatternType::ALL
+                .get(ptype as usize)
+                .map_or("", |t| t.name());
+            let mut fields = vec![
+                field(&part["processes"]),
+                access.to_string(),
+                field(&p["number"]),
+                field(&p["type"]),
+                type_name.to_string(),
+            ];
+            fields.extend(PATTERN_FIELDS.iter().map(|name| field(&p[*name])));
+            fields.push(field(&p["errors"]));
+            *out += &fields.join(",");
+            out.push('\n');
+        }
+    }
 }
 
 /// A JSON number as a CSV field (empty when missing).
@@ -111,6 +124,18 @@ mod tests {
         assert!(lines[3].starts_with("2,rewrite,0,0,scatter,"));
         assert!(lines[4].starts_with("2,read,42,4,seg-coll,"));
         assert!(lines[5].starts_with("1,write,0,"));
+    }
+
+    #[test]
+    fn the_unfinished_partition_comes_last() {
+        let mut cut = partition(1);
+        cut["access"]["rewrite"] = json!([]);
+        cut["access"].as_object_mut().unwrap().remove("read");
+        let text = render_value(&json!({"partitions": [partition(2)], "unfinished": cut}));
+        let lines: Vec<&str> = text.lines().collect();
+        assert_eq!(lines.len(), 1 + 4 + 2, "{text}");
+        assert!(lines[5].starts_with("1,write,0,0,scatter,"), "{}", lines[5]);
+        assert!(lines[6].starts_with("1,write,9,1,shared,"), "{}", lines[6]);
     }
 
     #[test]

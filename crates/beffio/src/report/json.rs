@@ -3,7 +3,7 @@
 use super::{cache_ratios, RunInfo};
 use crate::figures::{b_eff_io_2_1, b_eff_io_paper, weighted_mean_of_type};
 use crate::hints::{self, Hint};
-use crate::results::{AccessResult, PartitionResult, PatternResult};
+use crate::results::{AccessResult, PartitionResult, PatternResult, UnfinishedPartition};
 use crate::schedule::Access;
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
@@ -96,6 +96,49 @@ pub struct Document {
     pub invalid_reasons: Vec<String>,
     /// Per partition, in run order.
     pub partitions: Vec<Partition>,
+    /// The partition a stopped run was in, with the patterns it had measured (in the
+    /// versions written as the run goes and in those a stopped run leaves).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub unfinished: Option<Unfinished>,
+}
+
+/// The partition a run stopped in: its patterns so far, no figures.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Unfinished {
+    /// n.
+    pub processes: usize,
+    /// T·n/N in seconds.
+    pub scheduled_time_s: f64,
+    /// The patterns measured under each access method, in run order.
+    pub access: PerAccess<Vec<Pattern>>,
+}
+
+impl From<&UnfinishedPartition> for Unfinished {
+    fn from(u: &UnfinishedPartition) -> Self {
+        Unfinished {
+            processes: u.processes,
+            scheduled_time_s: u.scheduled_s,
+            access: PerAccess::from_fn(|a| u.access[a.index()].iter().map(Pattern::from).collect()),
+        }
+    }
+}
+
+impl Unfinished {
+    /// Refuses what no run gives, in a job of `processes`.
+    fn check_read(&self, processes: usize) -> Result<(), ReadError> {
+        let at = |name: &str| format!("unfinished.{name}");
+        count(self.processes, 1, processes, || at("processes"))?;
+        within(self.scheduled_time_s, MAX_SECONDS, || {
+            at("scheduled_time_s")
+        })?;
+        for access in Access::ALL {
+            let name = access.name();
+            for (k, p) in self.access.of(access).iter().enumerate() {
+                p.check_read(&|field| at(&format!("access.{name}[{k}].{field}")))?;
+            }
+        }
+        Ok(())
+    }
 }
 
 /// One partition.
@@ -614,6 +657,9 @@ impl Document {
         for (i, p) in self.partitions.iter().enumerate() {
             p.check_read(i, self.processes)?;
         }
+        if let Some(u) = &self.unfinished {
+            u.check_read(self.processes)?;
+        }
         Ok(())
     }
 }
@@ -716,6 +762,7 @@ pub fn document(info: &RunInfo, partitions: &[PartitionResult], reasons: &[Strin
         valid: reasons.is_empty(),
         invalid_reasons: reasons.to_vec(),
         partitions: parts,
+        unfinished: None,
     }
 }
 

@@ -23,6 +23,18 @@ pub fn cell(access: &AccessResult, ptype: usize, chunk: u64) -> Option<f64> {
     )
 }
 
+/// The line under a block with a marked row.
+pub const SLOW_ROW_NOTE: &str = "* a pattern of this row took far longer than its schedule \
+(a stall that recovered?): see the WARNING lines and the JSON's warnings\n";
+
+/// Whether a pattern with chunk `chunk` is one [`crate::anomalies`] flags.
+fn slow_row(access: &AccessResult, chunk: u64) -> bool {
+    access
+        .patterns
+        .iter()
+        .any(|p| p.pattern.chunk == chunk && crate::anomalies::is_slow(p))
+}
+
 /// The block of one access method: a row per chunk size, then `total` (2.1's: each
 /// type's bytes / (open + patterns + close)) and `weighted` (the U-weighted mean of the
 /// type's pattern bandwidths), then the access method's figures.
@@ -50,6 +62,9 @@ pub fn access_block(access: Access, result: &AccessResult, mpart: u64, ratio: f6
                     let _ = write!(out, "{:>12}", "-");
                 }
             }
+        }
+        if slow_row(result, size) {
+            out.push_str(" *");
         }
         out.push('\n');
     }
@@ -80,6 +95,9 @@ pub fn access_block(access: Access, result: &AccessResult, mpart: u64, ratio: f6
         ratio,
         flag
     );
+    if row_sizes(mpart).iter().any(|&size| slow_row(result, size)) {
+        out.push_str(SLOW_ROW_NOTE);
+    }
     out
 }
 
@@ -137,6 +155,25 @@ mod tests {
         assert_eq!(cell(&a, 1, 4 * MB), Some(11.0)); // pattern 10
         assert_eq!(cell(&a, 4, MB + 8), Some(42.0)); // pattern 41
         assert_eq!(cell(&a, 0, 3 * MB), None);
+    }
+
+    #[test]
+    fn a_row_with_a_slow_pattern_is_marked() {
+        let mut a = access(4 * MB);
+        assert!(!access_block(Access::Read, &a, 4 * MB, 30.0).contains('*'));
+        // Pattern 30 (type 3, 32 kB + 8) took 20 s for its 1 s.
+        let p = a
+            .patterns
+            .iter_mut()
+            .find(|p| p.pattern.number == 30)
+            .unwrap();
+        assert_eq!(p.pattern.chunk, 32 * KB + 8);
+        p.time_s = 20.0;
+        let block = access_block(Access::Read, &a, 4 * MB, 30.0);
+        let marked: Vec<&str> = block.lines().filter(|l| l.ends_with(" *")).collect();
+        assert_eq!(marked.len(), 1, "{block}");
+        assert!(marked[0].starts_with("32 kB+8 "), "{block}");
+        assert!(block.ends_with(SLOW_ROW_NOTE), "{block}");
     }
 
     #[test]

@@ -28,7 +28,7 @@ use crate::figures::{
 };
 use crate::hints::type_word;
 use crate::patterns::{PatternType, Role, TYPE_COUNT};
-use crate::results::{AccessResult, PartitionResult, PatternResult};
+use crate::results::{AccessResult, PartitionResult, PatternResult, UnfinishedPartition};
 use crate::schedule::Access;
 use crate::units::{mb_per_s, MB};
 use crate::validity::MIN_VALID_TIME_S;
@@ -518,6 +518,33 @@ pub fn protocol_file(info: &RunInfo, results: &[PartitionResult]) -> String {
     out
 }
 
+/// The lines a stopped run adds to `PREFIX.prot` for the partition it stopped in (the
+/// one after the `index` finished ones): a `#` line saying so, then the legend and a line
+/// per pattern measured, per access method. No totals: its types are not all there.
+pub fn unfinished_protocol(index: usize, u: &UnfinishedPartition) -> String {
+    let mut out = String::new();
+    let _ = writeln!(
+        out,
+        "\n# partition n={} did not finish (the run stopped in it): the {} patterns it \
+         measured, without totals",
+        u.processes,
+        u.measured()
+    );
+    for a in Access::ALL {
+        let patterns = &u.access[a.index()];
+        if patterns.is_empty() {
+            continue;
+        }
+        out.push_str(PROTOCOL_LEGEND);
+        for r in patterns {
+            let file = file_name(index, u.processes, r.pattern.ptype);
+            out.push_str(&pattern_line(u.processes, a, &file, r));
+            out.push('\n');
+        }
+    }
+    out
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -745,6 +772,37 @@ mod tests {
         assert!(head.contains("Maximum chunk size   =    4.000 MBytes\n"));
         assert!(head.contains("-N  4,2 T=30, MT=8192 MBytes\n"), "{head}");
         assert!(head.contains("PATH=/scratch, PREFIX=run\n"));
+    }
+
+    #[test]
+    fn a_stopped_partition_lists_the_patterns_it_measured() {
+        let whole = partition(2, 4 * MB);
+        let u = UnfinishedPartition {
+            processes: 2,
+            scheduled_s: 7.5,
+            access: [
+                whole.of(Access::Write).patterns.clone(),
+                whole.of(Access::Rewrite).patterns[..5].to_vec(),
+                Vec::new(),
+            ],
+        };
+        let text = unfinished_protocol(1, &u);
+        assert!(
+            text.contains(
+                "# partition n=2 did not finish (the run stopped in it): the 48 patterns"
+            ),
+            "{text}"
+        );
+        let lines: Vec<&str> = text.lines().filter(|l| l.starts_with("n=")).collect();
+        assert_eq!(lines.len(), 48);
+        assert!(
+            lines[0].starts_with("n=2   a=0 type=0 p= 0 "),
+            "{}",
+            lines[0]
+        );
+        assert!(lines[0].contains(" p1.n2/type0 "), "{}", lines[0]);
+        assert!(lines[47].starts_with("n=2   a=1 "), "{}", lines[47]);
+        assert!(!text.contains(" total "), "{text}");
     }
 
     #[test]

@@ -60,6 +60,8 @@ pub struct Partition<'a> {
     pub hint_log: Vec<FileHints>,
     /// `-e`: data errors named per pattern and rank.
     pub error_limit: usize,
+    /// Called with each pattern measured (the run keeps it at once).
+    pub on_pattern: &'a dyn Fn(Access, &PatternResult),
 }
 
 struct Open {
@@ -546,6 +548,7 @@ impl Partition<'_> {
                 self.posix_baseline = Baseline::Measured(self.posix_write(&r)?);
             }
             self.progress.pattern(self.comm.size() as usize, access, &r);
+            (self.on_pattern)(access, &r);
             if self.rank() == 0 {
                 if let Some(w) = crate::anomalies::pattern(self.comm.size() as usize, access, &r) {
                     self.progress

@@ -4,6 +4,7 @@
 pub mod cache;
 pub mod exec;
 pub mod fsprobe;
+mod kept;
 pub mod progress;
 pub mod quiet;
 pub mod rundir;
@@ -14,7 +15,7 @@ use crate::options::{MemorySetting, Options};
 use crate::outputs::Outputs;
 use crate::patterns::{mpart, pattern_table, PatternType, PATTERN_COUNT};
 use crate::report::{self, RunInfo};
-use crate::results::{AccessResult, PartitionResult, TypeTotal};
+use crate::results::{AccessResult, PartitionResult, PatternResult, TypeTotal};
 use crate::schedule::{check_partitions, default_partitions, partition_time, run_time, Access};
 use crate::segment::segment_plan;
 use crate::validity::{invalid_reasons, verdict, ValidityInput};
@@ -304,18 +305,18 @@ fn run_checked(
         Ok(outputs) => outputs,
         Err(agreed) => return Ok(agreed.code),
     };
-    // What is measured is kept: the finished partitions, written by rank 0 after each one
-    // (`"complete": false` until the end), at a stall (by the watchdog's thread) and when
-    // the run stops on an error or a signal.
-    let kept = Arc::new(Kept {
-        outputs: Mutex::new(Some(outputs)),
-        finished: Mutex::new(Vec::new()),
-        info: Mutex::new(None),
-        time_s: opts.time,
-        noshared: opts.noshared,
-        held: Mutex::new(None),
-        keep: opts.keep,
-    });
+    // What is measured is kept: rank 0 writes the finished partitions and the patterns of
+    // the current one after each pattern and partition (`"complete": false` until the
+    // end), at a stall (on the watchdog's thread) and when the run stops on an error or a
+    // signal.
+    let kept = Arc::new(kept::Kept::new(
+        outputs,
+        opts.time,
+        opts.noshared,
+        opts.keep,
+    ));
+    // Rank 0 writes a version after the patterns on a thread of its own, until the end.
+    let writer = (rank == 0).then(|| kept.start_writer());
     if rank == 0 {
         let kept = kept.clone();
         watchdog.on_stall(Box::new(move |stall| kept.stalled(&stall.reason())));
@@ -401,8 +402,8 @@ fn run_checked(
     match outcome {
         Err(e) => {
             // The partitions finished before the failure are kept; with none, no file.
-            let any = kept.finished.lock().is_ok_and(|f| !f.is_empty());
-            if rank == 0 && any {
+            drop(writer);
+            if rank == 0 && kept.measured_any() {
                 let why = if e.is_empty() {
                     "stopped by an error (see standard error)".to_string()
                 } else {
@@ -419,6 +420,7 @@ fn run_checked(
                 [results.iter().map(|p| p.errors()).sum::<u64>() as f64],
             );
             // The last step: only rank 0 reports, and leaves with its own code.
+            drop(writer);
             let outputs = kept.take_outputs();
             let reported = match rank {
                 0 => report_all(opts, &info, &results, outputs),
@@ -472,129 +474,6 @@ fn print_header(
     benchkit::agree(world, printed)
 }
 
-/// What the run keeps for a version of its output files written before its end.
-struct Kept {
-    /// The output files (rank 0), until the last version takes them.
-    outputs: Mutex<Option<Outputs>>,
-    /// The partitions finished so far.
-    finished: Mutex<Vec<PartitionResult>>,
-    /// The run's description, once the partitions start.
-    info: Mutex<Option<RunInfo>>,
-    /// `-T`, for the validity criteria.
-    time_s: f64,
-    /// `--noshared`.
-    noshared: bool,
-    /// The run directory, for the watchdog to remove at a stall (unless `--keep`).
-    held: Mutex<Option<Arc<rundir::RunDir>>>,
-    /// `--keep`.
-    keep: bool,
-}
-
-impl Kept {
-    fn take_outputs(&self) -> Outputs {
-        self.outputs
-            .lock()
-            .ok()
-            .and_then(|mut o| o.take())
-            .unwrap_or_else(Outputs::none)
-    }
-
-    /// Rank 0: a version of every output file with the partitions finished so far,
-    /// `"complete": false`, and `why` when the run has stopped (`None`: it goes on; then
-    /// the files stay reserved for the next version, else this is their last).
-    /// Never waits long for the main thread: a lock it holds (the main thread stuck in a
-    /// write itself) is given up after 5 s.
-    fn write_version(&self, stopped: Option<&str>) {
-        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(5);
-        let (Some(mut outputs), Some(finished), Some(info)) = (
-            lock_until(&self.outputs, deadline),
-            lock_until(&self.finished, deadline),
-            lock_until(&self.info, deadline),
-        ) else {
-            return;
-        };
-        let (Some(files), Some(info)) = (outputs.as_mut(), info.as_ref()) else {
-            return;
-        };
-        if files.is_empty() {
-            return;
-        }
-        let errors: u64 = finished.iter().map(|p| p.errors()).sum();
-        let mut reasons = invalid_reasons(&ValidityInput {
-            scheduled_time_s: self.time_s,
-            shared_pointer: !self.noshared,
-            data_errors: errors,
-        });
-        reasons.push(match stopped {
-            Some(why) => format!("the run did not finish: {why}"),
-            None => "the run is not finished yet".to_string(),
-        });
-        let mut doc = report::json::document(info, &finished, &reasons);
-        doc.complete = false;
-        doc.stopped = stopped.map(str::to_string);
-        let texts = crate::outputs::Texts {
-            json: serde_json::to_string_pretty(&doc).map_or(String::new(), |t| t + "\n"),
-            csv: report::csv::render(&doc),
-            sum: report::v21::summary_file(info, &finished),
-            prot: report::v21::protocol_file(info, &finished),
-        };
-        // A version written as the run goes that fails (a full disk) is not said: the
-        // previous one stays, and the last version says the error once.
-        let failures = match stopped {
-            None => {
-                files.write_version(&texts);
-                Vec::new()
-            }
-            Some(_) => outputs.take().map_or_else(Vec::new, |o| o.write(&texts)),
-        };
-        for failure in failures {
-            outfile::eprintln!("{failure}");
-        }
-    }
-
-    /// At a stall, on the watchdog's thread: the last version of the files, then the run
-    /// directory removed (unless `--keep`), since the process ends at once after this.
-    fn stalled(&self, why: &str) {
-        self.write_partial(why);
-        if self.keep {
-            return;
-        }
-        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(5);
-        if let Some(held) = lock_until(&self.held, deadline).and_then(|g| g.clone()) {
-            if let Err(e) = held.remove() {
-                outfile::eprintln!("b_eff_io: warning: {e}");
-            }
-        }
-    }
-
-    /// A version after a finished partition.
-    fn write_progress(&self) {
-        self.write_version(None);
-    }
-
-    /// The last version of a run that stopped before its end, saying why.
-    fn write_partial(&self, why: &str) {
-        self.write_version(Some(why));
-    }
-}
-
-/// `m` locked, unless it stays locked past `deadline`.
-fn lock_until<T>(
-    m: &Mutex<T>,
-    deadline: std::time::Instant,
-) -> Option<std::sync::MutexGuard<'_, T>> {
-    loop {
-        match m.try_lock() {
-            Ok(g) => return Some(g),
-            Err(std::sync::TryLockError::WouldBlock) if std::time::Instant::now() < deadline => {
-                std::thread::sleep(std::time::Duration::from_millis(50))
-            }
-            Err(std::sync::TryLockError::Poisoned(p)) => return Some(p.into_inner()),
-            Err(_) => return None,
-        }
-    }
-}
-
 /// What the partitions report as they go: their progress to the watchdog, the run
 /// directory they check before each open, the finished partitions to keep.
 pub(crate) struct Watch<'a> {
@@ -602,7 +481,7 @@ pub(crate) struct Watch<'a> {
     pub progress: benchkit::watchdog::Progress,
     /// The run directory, by its descriptor.
     pub held: &'a Arc<rundir::RunDir>,
-    kept: &'a Arc<Kept>,
+    kept: &'a Arc<kept::Kept>,
 }
 
 fn run_partitions(
@@ -641,13 +520,19 @@ fn run_partitions(
                 } else {
                     None
                 };
+                let time_s = partition_time(opts.time, size, n);
+                let keep_pattern = |a: Access, r: &PatternResult| {
+                    if rank == 0 {
+                        watch.kept.pattern_done(size, time_s, a, r);
+                    }
+                };
                 agree(comm, made).and_then(|()| {
                     let mut part = exec::Partition {
                         comm,
                         dir: sub_dir,
                         run_dir: dir.to_path_buf(),
                         table: pattern_table(mpart),
-                        time_s: partition_time(opts.time, size, n),
+                        time_s,
                         noshared: opts.noshared,
                         every_call: opts.check_every_call,
                         reread_budget: opts.test_reread_budget.unwrap_or(1.0),
@@ -663,6 +548,7 @@ fn run_partitions(
                         file_system: &info.file_system,
                         hint_log: Vec::new(),
                         error_limit: opts.error_limit(),
+                        on_pattern: &keep_pattern,
                     };
                     run_partition(&mut part, opts.drop_cache, opts.test_corrupt_file)
                 })
@@ -683,10 +569,7 @@ fn run_partitions(
                 if let Some(w) = crate::anomalies::partition(&r, info.ranks_per_core) {
                     progress.interject(&format!("b_eff_io: WARNING {}", w.message));
                 }
-                if let Ok(mut f) = watch.kept.finished.lock() {
-                    f.push(r.clone());
-                }
-                watch.kept.write_progress();
+                watch.kept.partition_done(r.clone());
             }
             results.push(r);
         }
