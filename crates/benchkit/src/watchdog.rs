@@ -5,9 +5,9 @@
 //! message size and whom it waits for, a pattern, `MPI_Finalize`). A thread of its own
 //! looks once a second; when the counter has not moved for the stall timeout, it acts
 //! without MPI (the main thread is stuck inside it, and MPI was started for one thread):
-//! it runs the benchmark's hook (rank 0 writes its files once more with
-//! `"complete": false` and the reason), prints one line on standard error naming this
-//! rank, its host, how long it has waited and where, and ends the process at once with
+//! it prints one line on standard error naming this rank, its host, how long it has
+//! waited and where, runs the benchmark's hook (rank 0 writes its files once more with
+//! `"complete": false` and the reason), and ends the process with
 //! [`Exit::Stalled`](crate::Exit::Stalled) (`_exit`: no exit handler of the MPI library
 //! runs, since one may wait on the lock the stuck thread holds). The launcher then ends
 //! the other ranks, the stopped one included.
@@ -126,7 +126,9 @@ impl Watchdog {
     /// module). `None` for the timeout (`--stall-timeout 0`) watches nothing.
     pub fn start(program: &str, rank: i32, host: &str, timeout: Option<Duration>) -> Watchdog {
         Self::start_with(program, rank, host, timeout, |stall| {
-            outfile::eprintln!("{}", stall.line());
+            // The line went out before the hook; a moment for the launcher to forward it
+            // (Open MPI's mpirun dropped it when the exit came first).
+            std::thread::sleep(Duration::from_millis(200));
             signal_hook::low_level::exit(stall.code)
         })
     }
@@ -182,6 +184,8 @@ impl Watchdog {
                             place: watched.place(),
                             code: watched.shared.code.load(Ordering::SeqCst),
                         };
+                        // Said first: the hook may take seconds (files on a slow disk).
+                        outfile::eprintln!("{}", stall.line());
                         if let Ok(guard) = hook.lock() {
                             if let Some(h) = guard.as_ref() {
                                 h(&stall);
