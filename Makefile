@@ -15,7 +15,7 @@ MPI ?=
 # is tested once, with Open MPI 4.
 MPI_CRATES := -p benchkit -p mpiio -p sqmr -p beffio -p netns -p slurmtest
 
-.PHONY: deps build demo demo-gluster bench-gluster test test-mpi-free lint bench reframe $(addprefix test-,$(MPIS)) $(addprefix build-,$(MPIS))
+.PHONY: install deps build demo demo-gluster bench-gluster test test-mpi-free lint bench reframe $(addprefix test-,$(MPIS)) $(addprefix build-,$(MPIS))
 
 deps:
 	@scripts/install-deps.sh
@@ -115,5 +115,14 @@ bench: build build-mpich4
 
 ## Binaries, man pages and shell completions under $(PREFIX) (DESTDIR=... for a staged install).
 .PHONY: install
-install: build
+## Builds and installs into PREFIX without installing anything on the machine: against
+## MPI=NAME (one of MPIS, installed by scripts/install-deps.sh), else against the MPI whose
+## mpicc is on PATH (a module-loaded one; MPICC names another). See README, "Install".
+install:
+ifeq ($(MPI),)
+	$(CARGO) build --release --workspace
 	PREFIX=$(PREFIX) scripts/install.sh
+else
+	scripts/with-mpi $(MPI) -- $(CARGO) build --release --workspace
+	PREFIX=$(PREFIX) XYLEM_BIN_DIR=target/$(MPI)/release scripts/install.sh
+endif

@@ -1,6 +1,7 @@
 //! With the `mpi` feature: compiles `c/constants.c` against the MPI library that the mpi
 //! crate builds with (the same probe: `$MPICC`, else `mpicc`), for the constants its shim
-//! does not export.
+//! does not export, and the name and version of the library whose `mpi.h` it is (with
+//! the directories of its headers and libraries, for `--version`).
 
 fn main() {
     println!("cargo:rerun-if-changed=c/constants.c");
@@ -18,6 +19,22 @@ fn main() {
             panic!("benchkit: cannot find an MPI library (set MPICC or put mpicc on PATH)");
         }
     };
+    // Where the library's mpi.h and libraries were found, for `--version`.
+    let dirs = |paths: &[std::path::PathBuf]| {
+        paths
+            .iter()
+            .map(|p| p.display().to_string())
+            .collect::<Vec<_>>()
+            .join(":")
+    };
+    println!(
+        "cargo:rustc-env=XYLEM_MPI_INCLUDE_DIRS={}",
+        dirs(&library.include_paths)
+    );
+    println!(
+        "cargo:rustc-env=XYLEM_MPI_LIB_DIRS={}",
+        dirs(&library.lib_paths)
+    );
     let mut build = cc::Build::new();
     build.file("c/constants.c");
     for dir in &library.include_paths {

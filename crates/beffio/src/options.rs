@@ -157,6 +157,14 @@ impl Options {
         I: IntoIterator<Item = T>,
         T: Into<OsString>,
     {
+        Options::parse_with(args, Options::command())
+    }
+
+    fn parse_with<I, T>(args: I, mut command: clap::Command) -> Result<Options, clap::Error>
+    where
+        I: IntoIterator<Item = T>,
+        T: Into<OsString>,
+    {
         let args = normalize_legacy(args.into_iter().map(Into::into));
         let adapt = args
             .iter()
@@ -164,12 +172,27 @@ impl Options {
             .take_while(|a| *a != "--")
             .any(|a| a == "--adapt" || a.to_str().is_some_and(|t| t.starts_with("--adapt=")));
         if adapt {
-            return Err(Options::command().error(
+            return Err(command.error(
                 clap::error::ErrorKind::ArgumentConflict,
                 "-adapt is not allowed for benchmarking (as in 2.1); b_eff_io does not offer it",
             ));
         }
-        Options::try_parse_from(args)
+        let mut matches = command.try_get_matches_from_mut(args)?;
+        <Options as clap::FromArgMatches>::from_arg_matches_mut(&mut matches)
+            .map_err(|e| e.format(&mut command))
+    }
+
+    /// [`Options::parse_args`], with `long_version` as what `--version` prints after the
+    /// program's name (the MPI side adds the library it was built against).
+    pub fn parse_with_long_version<I, T>(
+        args: I,
+        long_version: String,
+    ) -> Result<Options, clap::Error>
+    where
+        I: IntoIterator<Item = T>,
+        T: Into<OsString>,
+    {
+        Options::parse_with(args, Options::command().long_version(long_version))
     }
 
     /// The clap command, for man pages and completions.

@@ -437,6 +437,25 @@ fn bad_options_are_rejected() {
     );
 }
 
+#[test]
+fn version_names_the_mpi_library_it_was_built_against_and_runs_on() {
+    let _lock = mpitest::JobLock::acquire();
+    let (out, _) = run(1, &["--version"]);
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(out.status.success(), "{stdout}");
+    let mpi = mpitest::Installation::from_env();
+    let lines: Vec<&str> = stdout.lines().collect();
+    assert!(lines[0].starts_with("b_eff_io "), "{stdout}");
+    assert!(
+        lines[1].starts_with(&format!("built against: {}", mpi.header_library_prefix()))
+            && lines[1].contains("(mpi.h in /"),
+        "{stdout}"
+    );
+    assert!(lines[2].starts_with("runs on: "), "{stdout}");
+    // The library it runs on is the one it was built against: no warning.
+    assert_eq!(lines.len(), 3, "{stdout}");
+}
+
 /// The installations whose hint reports the tests know: Open MPI 4.1 reports the hints
 /// given at open, MPICH's ROMIO every hint it uses.
 fn reports_hints_known() -> bool {

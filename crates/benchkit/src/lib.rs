@@ -52,5 +52,6 @@ pub use agree::{agree, agree_message, gather_strings, max_all, sum_all, Agreed, 
 pub use exit::Exit;
 #[cfg(feature = "mpi")]
 pub use start::{
-    library_summary, library_version, processor_name, start, wtime, AlreadyInitialized, Mpi,
+    library_summary, library_version, long_version, processor_name, start, wtime,
+    AlreadyInitialized, Mpi,
 };

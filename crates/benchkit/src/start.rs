@@ -95,6 +95,42 @@ pub fn library_summary() -> String {
     summarize_version(&library_version())
 }
 
+/// What `--version` prints after the program's name: `version`, the MPI library the
+/// binary was built against (with the directories of its `mpi.h` and libraries: a centre
+/// keeps one build per MPI) and the one it runs on, said plainly when that is another.
+pub fn long_version(version: &str) -> String {
+    let built = crate::constants::header_library();
+    let runs = library_summary();
+    let dirs = |list: &str| match list {
+        "" => "unknown".to_string(),
+        l => l.replace(':', ", "),
+    };
+    let mut out = format!(
+        "{version}\nbuilt against: {built} (mpi.h in {}; libraries in {})\nruns on: {runs}",
+        dirs(env!("XYLEM_MPI_INCLUDE_DIRS")),
+        dirs(env!("XYLEM_MPI_LIB_DIRS")),
+    );
+    if !same_library(&built, &runs) {
+        out += &format!(
+            "\nwarning: this is not the MPI library the binary was built against ({built}): \
+             load that one, or build against this one"
+        );
+    }
+    out
+}
+
+/// Whether the library `runs` (its [`library_summary`]) is the one of the header `built`
+/// ([`crate::constants::header_library`]): the same family, and the header's major and
+/// minor version in its words (Intel MPI names no patch level at run time).
+fn same_library(built: &str, runs: &str) -> bool {
+    let Some((family, version)) = built.rsplit_once(' ') else {
+        return false;
+    };
+    let family_word = family.split_whitespace().next().unwrap_or(family);
+    let major_minor: String = version.split('.').take(2).collect::<Vec<_>>().join(".");
+    runs.contains(family_word) && runs.contains(&major_minor)
+}
+
 fn summarize_version(full: &str) -> String {
     let fold = |line: &str| line.split_whitespace().collect::<Vec<_>>().join(" ");
     let mut summary = fold(full.lines().next().unwrap_or(""));
@@ -120,6 +156,21 @@ pub fn wtime() -> f64 {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_built_and_running_libraries_are_compared_by_family_and_version() {
+        let ompi = "Open MPI v4.1.4, package: Debian OpenMPI, ident: 4.1.4";
+        assert!(same_library("Open MPI 4.1.4", ompi));
+        assert!(!same_library("Open MPI 5.0.11", ompi));
+        assert!(!same_library("MPICH 4.1.4", ompi));
+        let mpich = "MPICH Version: 4.0.2, MPICH Device: ch4:ucx";
+        assert!(same_library("MPICH 4.0.2", mpich));
+        assert!(!same_library("MPICH 5.0.2", mpich));
+        let intel = "Intel(R) MPI Library 2021.13 for Linux* OS";
+        assert!(same_library("Intel MPI 2021.13.1", intel));
+        assert!(!same_library("MPICH 3.4a2", intel));
+        assert!(!same_library("", intel));
+    }
 
     #[test]
     fn version_summaries_are_one_line() {

@@ -7,7 +7,10 @@ fn main() {
     // Before MPI or any file is opened: a closed standard stream is taken by /dev/null,
     // and a closed standard output makes every write to it an error (exit 1).
     outfile::stdout::guard_standard_streams();
-    let options = sqmr::options::Options::parse_from_args(std::env::args_os());
+    let options = sqmr::options::Options::parse_with_long_version(
+        std::env::args_os(),
+        benchkit::long_version(env!("CARGO_PKG_VERSION")),
+    );
     let (enable, disable) = match &options {
         Ok(o) => o.network.lists(),
         Err(_) => (None, None),

@@ -139,6 +139,20 @@ impl Options {
         Options::try_parse_from(reference_spellings(args.into_iter().map(Into::into)))
     }
 
+    /// [`Options::parse_from_args`], with `long_version` as what `--version` prints after
+    /// the program's name (the MPI side adds the library it was built against).
+    pub fn parse_with_long_version<I, T>(args: I, long_version: String) -> Result<Self, clap::Error>
+    where
+        I: IntoIterator<Item = T>,
+        T: Into<OsString> + Clone,
+    {
+        let mut command = Options::command().long_version(long_version);
+        let mut matches = command
+            .try_get_matches_from_mut(reference_spellings(args.into_iter().map(Into::into)))?;
+        <Options as clap::FromArgMatches>::from_arg_matches_mut(&mut matches)
+            .map_err(|e| e.format(&mut command))
+    }
+
     /// The clap command, for man pages and completions.
     pub fn command() -> clap::Command {
         <Options as clap::CommandFactory>::command()

@@ -449,3 +449,21 @@ fn validate_checks_every_sample_of_a_repeated_size() {
         )
     );
 }
+
+#[test]
+fn version_names_the_mpi_library_it_was_built_against_and_runs_on() {
+    let job = sqmr(1, &["--version"]);
+    assert!(job.success(), "{job:#?}");
+    let lines: Vec<&str> = job.stdout.lines().collect();
+    assert!(lines[0].starts_with("sqmr "), "{}", job.stdout);
+    let prefix = Installation::from_env().header_library_prefix();
+    assert!(
+        lines[1].starts_with(&format!("built against: {prefix}"))
+            && lines[1].contains("(mpi.h in /"),
+        "{}",
+        job.stdout
+    );
+    assert!(lines[2].starts_with("runs on: "), "{}", job.stdout);
+    // The library it runs on is the one it was built against: no warning.
+    assert_eq!(lines.len(), 3, "{}", job.stdout);
+}

@@ -45,6 +45,18 @@ pub enum Family {
 }
 
 impl Installation {
+    /// How the installation's `mpi.h` names its library, up to the major version (what
+    /// `--version` says the binary was built against).
+    pub fn header_library_prefix(self) -> &'static str {
+        match self {
+            Installation::OpenMpi4 => "Open MPI 4.",
+            Installation::Mpich4 => "MPICH 4.",
+            Installation::OpenMpi5 => "Open MPI 5.",
+            Installation::Mpich5 => "MPICH 5.",
+            Installation::IntelMpi => "Intel MPI 2021.",
+        }
+    }
+
     /// Every installation's name, in the order `make test` runs them.
     pub const NAMES: [&'static str; 5] = ["openmpi4", "mpich4", "openmpi5", "mpich5", "intelmpi"];
 

@@ -37,7 +37,10 @@ pub fn run(
     watchdog: &benchkit::watchdog::Watchdog,
 ) -> i32 {
     let rank = world.rank();
-    let opts = match Options::parse_args(args) {
+    let opts = match Options::parse_with_long_version(
+        args,
+        benchkit::long_version(env!("CARGO_PKG_VERSION")),
+    ) {
         Ok(o) => o,
         Err(e) if e.exit_code() == 0 => {
             // --help, --version: rank 0 prints, and every rank leaves with its outcome.
