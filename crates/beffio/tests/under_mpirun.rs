@@ -195,6 +195,7 @@ fn check_run(n: usize, extra: &[&str]) -> (serde_json::Value, String) {
         serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
     assert_eq!(doc["benchmark"], "b_eff_io");
     assert_eq!(doc["processes"], n);
+    mpitest::assert_provenance(&doc, "b_eff_io", n, "--memory-per-process");
     let parts = doc["partitions"].as_array().unwrap();
     let expected_parts = if n == 1 { 1 } else { 2 };
     assert_eq!(parts.len(), expected_parts);

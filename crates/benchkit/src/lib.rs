@@ -27,6 +27,7 @@
 pub mod exit;
 pub mod network;
 pub mod progress;
+pub mod provenance;
 pub mod size;
 pub mod stall;
 

@@ -171,6 +171,12 @@ impl Results {
             let mut doc =
                 Document::new(config.clone(), started.to_rfc3339(), environment, placement);
             doc.network_selection = network;
+            doc.provenance = Some(benchkit::provenance::describe(
+                "sqmr",
+                env!("CARGO_PKG_VERSION"),
+                &doc.environment.hosts,
+                started.to_rfc3339(),
+            ));
             doc
         });
         let mut results = Results {
@@ -232,6 +238,7 @@ impl Results {
         if let Some(doc) = &mut self.document {
             doc.complete = false;
             doc.stopped = Some(reason.to_string());
+            doc.mark_ended();
         }
         let written = self.write_files();
         for file in [self.json.take(), self.csv.take()].into_iter().flatten() {
@@ -248,6 +255,7 @@ impl Results {
         };
         doc.validation = validation;
         doc.complete = true;
+        doc.mark_ended();
         for anomaly in crate::anomalies::judge(&doc.sizes) {
             if !doc.warnings.iter().any(|w| w.msgsize == anomaly.msgsize) {
                 outfile::eprintln!("WARNING {}", anomaly.message);

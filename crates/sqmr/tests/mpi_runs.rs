@@ -130,6 +130,7 @@ fn json_agrees_with_the_text() {
     assert_eq!(doc["complete"], true);
     assert_eq!(doc["config"]["num_nbors"], 2);
     assert_eq!(doc["environment"]["ranks"], 3);
+    mpitest::assert_provenance(&doc, "sqmr", 3, "--num_nbors=2");
     let library = doc["environment"]["mpi_library"].as_str().unwrap();
     let folded = library.split_whitespace().collect::<Vec<_>>().join(" ");
     let mpi = Installation::from_env();

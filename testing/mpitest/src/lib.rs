@@ -327,6 +327,37 @@ fn is_pmix_teardown(line: &str) -> bool {
             .is_some_and(|(_, rest)| rest.starts_with("PMIX ERROR: PMIX_ERR_UNREACH"))
 }
 
+/// Checks the `provenance` of a finished run's JSON document `doc`: `program` with its
+/// command line (holding `arg`), `ranks` ranks over its hosts, the MPI it was built
+/// against (this installation's) and ran on, the kernel, and a start before its end.
+pub fn assert_provenance(doc: &serde_json::Value, program: &str, ranks: usize, arg: &str) {
+    let p = &doc["provenance"];
+    assert_eq!(p["program"], program, "{p}");
+    let words: Vec<&str> = p["command_line"]
+        .as_array()
+        .unwrap_or_else(|| panic!("no command line: {p}"))
+        .iter()
+        .filter_map(|w| w.as_str())
+        .collect();
+    assert!(words[0].ends_with(program), "{p}");
+    assert!(words.contains(&arg), "{arg} not in {words:?}");
+    let hosts = p["hosts"].as_array().unwrap();
+    let counted: u64 = hosts.iter().map(|h| h["ranks"].as_u64().unwrap()).sum();
+    assert_eq!(counted, ranks as u64, "{p}");
+    assert_eq!(hosts[0]["first_rank"], 0, "{p}");
+    let built = p["mpi_built_against"].as_str().unwrap();
+    let prefix = Installation::from_env().header_library_prefix();
+    assert!(built.starts_with(prefix), "{built} is not {prefix}…");
+    assert!(!p["mpi_runs_on"].as_str().unwrap().is_empty(), "{p}");
+    assert!(p["kernel"].as_str().unwrap().starts_with("Linux "), "{p}");
+    let (started, ended) = (p["started"].as_str().unwrap(), p["ended"].as_str().unwrap());
+    // RFC 3339 of one time zone sort as they happened.
+    assert!(
+        started.len() >= 20 && started <= ended,
+        "{started} .. {ended}"
+    );
+}
+
 /// Whether this run is CI's (`CI=true`), where a test that cannot set itself up fails.
 pub fn in_ci() -> bool {
     std::env::var("CI").is_ok_and(|v| v == "true" || v == "1")

@@ -225,6 +225,17 @@ fn b_eff_io_on_two_nodes_four_tasks_two_partitions_and_cleans_up() {
     let doc: serde_json::Value =
         serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
     assert_eq!(doc["processes"], 4, "{doc}");
+    // The batch job and its two nodes are recorded.
+    mpitest::assert_provenance(&doc, "b_eff_io", 4, "--memory-per-process");
+    let p = &doc["provenance"];
+    assert_eq!(p["job_id_variable"], "SLURM_JOB_ID", "{p}");
+    assert!(
+        p["job_id"]
+            .as_str()
+            .is_some_and(|id| id.parse::<u64>().is_ok()),
+        "{p}"
+    );
+    assert_eq!(p["hosts"].as_array().unwrap().len(), 2, "{p}");
     let partitions: Vec<u64> = doc["partitions"]
         .as_array()
         .unwrap()

@@ -96,6 +96,10 @@ pub struct Document {
     pub invalid_reasons: Vec<String>,
     /// Per partition, in run order.
     pub partitions: Vec<Partition>,
+    /// What produced it: command line, MPI built against and run on, hosts, kernel, CPU,
+    /// batch job, start and end (absent in documents of earlier releases).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub provenance: Option<benchkit::provenance::Provenance>,
     /// The partition a stopped run was in, with the patterns it had measured (in the
     /// versions written as the run goes and in those a stopped run leaves).
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -119,6 +123,15 @@ impl From<&UnfinishedPartition> for Unfinished {
             processes: u.processes,
             scheduled_time_s: u.scheduled_s,
             access: PerAccess::from_fn(|a| u.access[a.index()].iter().map(Pattern::from).collect()),
+        }
+    }
+}
+
+impl Document {
+    /// Records the end of the run (now) in its provenance.
+    pub fn mark_ended(&mut self) {
+        if let Some(p) = &mut self.provenance {
+            p.ended = Some(chrono::Local::now().to_rfc3339());
         }
     }
 }
@@ -762,6 +775,7 @@ pub fn document(info: &RunInfo, partitions: &[PartitionResult], reasons: &[Strin
         valid: reasons.is_empty(),
         invalid_reasons: reasons.to_vec(),
         partitions: parts,
+        provenance: info.provenance.clone(),
         unfinished: None,
     }
 }

@@ -63,6 +63,8 @@ pub struct RunInfo {
     /// Ranks per core on rank 0's node (ranks there / its available cores), to say why a
     /// partition overran its schedule.
     pub ranks_per_core: Option<f64>,
+    /// What produced the run (rank 0; `None` elsewhere and in tests).
+    pub provenance: Option<benchkit::provenance::Provenance>,
 }
 
 /// The share of the machine's memory (`-MT`) that the job's processes have, in percent:

@@ -212,6 +212,9 @@ impl Kept {
         let mut doc = report::json::document(&info, &finished, &reasons);
         doc.complete = false;
         doc.stopped = stopped.map(str::to_string);
+        if stopped.is_some() {
+            doc.mark_ended();
+        }
         let mut prot = report::v21::protocol_file(&info, &finished);
         if let Some(u) = &current {
             doc.warnings.extend(crate::anomalies::unfinished(u));

@@ -296,7 +296,11 @@ fn run_checked(
         system: report::v21::System::this_machine(),
         file_system: Default::default(),
         ranks_per_core: ranks_per_core(world),
+        provenance: None,
     };
+    // Collective: every rank's host, gathered on rank 0.
+    info.provenance =
+        benchkit::provenance::gather(world, "b_eff_io", &info.version, info.date.clone());
 
     // The output files, reserved by rank 0 before anything runs, agreed by all; they are
     // released (dropped) on every way out of here.
@@ -713,7 +717,8 @@ fn report_all(
     let printed = outfile::stdout::write(&summary);
     let mut code = 0;
     if !outputs.is_empty() {
-        let doc = report::json::document(info, results, &reasons);
+        let mut doc = report::json::document(info, results, &reasons);
+        doc.mark_ended();
         let json = match serde_json::to_string_pretty(&doc) {
             Ok(text) => text + "\n",
             Err(e) => {

@@ -235,6 +235,10 @@ pub struct Document {
     /// that came back): flagged, not folded in silently.
     #[serde(default)]
     pub warnings: Vec<Anomaly>,
+    /// What produced it: command line, MPI built against and run on, hosts, kernel, CPU,
+    /// batch job, start and end (absent in documents of earlier releases).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub provenance: Option<benchkit::provenance::Provenance>,
 }
 
 /// A size that ran far slower than the sizes beside it.
@@ -438,6 +442,7 @@ impl From<Version1> for Document {
             validation: v.validation,
             stopped: None,
             warnings: Vec::new(),
+            provenance: None,
         }
     }
 }
@@ -482,6 +487,14 @@ impl Document {
             validation: None,
             stopped: None,
             warnings: Vec::new(),
+            provenance: None,
+        }
+    }
+
+    /// Records the end of the run (now) in its provenance.
+    pub fn mark_ended(&mut self) {
+        if let Some(p) = &mut self.provenance {
+            p.ended = Some(chrono::Local::now().to_rfc3339());
         }
     }
 
