@@ -228,15 +228,22 @@ impl fmt::Display for Shortage {
 /// Sums the needs per host and compares each sum with the smallest `MemAvailable` any of
 /// its ranks reported, and the needs per (host, cgroup limit file) with that limit. Returns
 /// the first host, in order of first appearance, whose ranks ask for more than it gives.
+/// Linear in the ranks (maps keyed by host and by limit file): rank 0 runs it for the
+/// whole job while every other rank waits.
 pub fn shortage(ranks: &[RankNeed]) -> Option<Shortage> {
-    let mut hosts: Vec<&str> = Vec::new();
+    use std::collections::HashMap;
+    // The ranks of each host, hosts in order of first appearance.
+    let mut index: HashMap<&str, usize> = HashMap::new();
+    let mut hosts: Vec<Vec<&RankNeed>> = Vec::new();
     for r in ranks {
-        if !hosts.contains(&r.host.as_str()) {
-            hosts.push(&r.host);
-        }
+        let i = *index.entry(r.host.as_str()).or_insert_with(|| {
+            hosts.push(Vec::new());
+            hosts.len() - 1
+        });
+        hosts[i].push(r);
     }
-    for host in hosts {
-        let on_host: Vec<&RankNeed> = ranks.iter().filter(|r| r.host == host).collect();
+    for on_host in hosts {
+        let host = on_host[0].host.as_str();
         let need = on_host
             .iter()
             .fold(0u64, |sum, r| sum.saturating_add(r.need));
@@ -256,21 +263,22 @@ pub fn shortage(ranks: &[RankNeed]) -> Option<Shortage> {
             return Some(short(on_host.len(), need));
         }
         // Per cgroup: ranks under the same limit file share it.
+        let mut shared: HashMap<&Path, (usize, u64)> = HashMap::new();
+        for r in &on_host {
+            if let Some(limit) = &r.memory.cgroup {
+                let e = shared.entry(limit.file.as_path()).or_insert((0, 0));
+                *e = (e.0 + 1, e.1.saturating_add(r.need));
+            }
+        }
         for r in &on_host {
             let Some(limit) = &r.memory.cgroup else {
                 continue;
             };
-            let sharing: Vec<&&RankNeed> = on_host
-                .iter()
-                .filter(|o| o.memory.cgroup.as_ref().map(|l| &l.file) == Some(&limit.file))
-                .collect();
-            let shared = sharing
-                .iter()
-                .fold(0u64, |sum, o| sum.saturating_add(o.need));
-            if shared > limit.bytes {
+            let (count, sum) = shared[limit.file.as_path()];
+            if sum > limit.bytes {
                 return Some(Shortage {
                     cgroup: Some(limit.clone()),
-                    ..short(sharing.len(), shared)
+                    ..short(count, sum)
                 });
             }
         }
