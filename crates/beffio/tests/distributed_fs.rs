@@ -193,8 +193,10 @@ fn the_shared_file_pointer_on_a_caching_mount_works_under_open_mpi_and_under_rom
                         "{}",
                         job.stderr
                     );
-                    if !out.exists() {
-                        // Stopped at the short file: nothing written.
+                    let stopped = !out.exists() || json(&out)["complete"] == false;
+                    if stopped {
+                        // Stopped at the short file: at most the patterns measured before
+                        // it, kept as the run went.
                         assert!(job.code == Some(1) || intel_255, "{job:#?}");
                     } else {
                         // Completed, the read found the overlaps (3, or Intel's 255 for it): the
