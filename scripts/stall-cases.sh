@@ -152,7 +152,12 @@ record "b_eff_io, SIGTERM after 25 s" non-zero "$code" "$seconds" \
 # 6. b_eff_io, its run directory removed by another process.
 d=$work/beffio-rm; mkdir -p "$d/p"
 start "$d/log" b_eff_io 2 -T 20 -p "$d/p" "${bf[@]}" --json "$d/r.json"
-for _ in $(seq 600); do run=$(ls -d "$d"/p/b_eff_io.* 2>/dev/null | head -1); [ -n "$run" ] && [ -d "$run/p0.n2" ] && break; sleep 0.1; done
+# Within a type's patterns (three measured, by the version on disk), not inside an open.
+for _ in $(seq 600); do
+  python3 -c "import json,sys; u=json.load(open('$d/r.json')).get('unfinished') or {}; sys.exit(len(u.get('access',{}).get('write',[]))<3)" 2>/dev/null && break
+  sleep 0.1
+done
+run=$(ls -d "$d"/p/b_eff_io.* 2>/dev/null | head -1)
 rm -rf "$run"
 finish "$d/log"
 record "b_eff_io, run directory removed" 1 "$code" "$seconds" \

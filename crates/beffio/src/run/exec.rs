@@ -312,14 +312,27 @@ impl Partition<'_> {
     /// removal of the whole run directory (`rm -r`, a scratch purge) empties it from the
     /// leaves up, so its subdirectories vanish before its name does.
     fn partition_missing(&self, e: &mpiio::Error) -> Option<String> {
-        let gone = e.is_no_such_file()
-            && !self.held.dir().is_real_dir(self.dir.as_os_str())
-            && self.held.dir().stat(self.dir.as_os_str()).is_ok();
-        gone.then(|| {
+        e.is_no_such_file().then(|| self.partition_gone()).flatten()
+    }
+
+    /// Whether this partition's directory is no longer there (as a directory).
+    fn partition_gone(&self) -> Option<String> {
+        (!self.held.dir().is_real_dir(self.dir.as_os_str())).then(|| {
             format!(
                 "the partition directory '{}' was removed (or renamed) by another process \
                  while the run used it",
                 self.shown(&self.dir).display()
+            )
+        })
+    }
+
+    /// Whether `path` (a file this run wrote, to be opened again) is no longer there.
+    fn file_gone(&self, path: &Path) -> Option<String> {
+        matches!(self.held.dir().stat(path.as_os_str()), Ok(None)).then(|| {
+            format!(
+                "'{}', written by this run, was removed (or renamed) by another process while \
+                 the run used it",
+                self.shown(path).display()
             )
         })
     }
@@ -348,8 +361,20 @@ impl Partition<'_> {
     fn open(&self, ptype: PatternType, access: Access, segment: u64) -> Result<Open, String> {
         agree(self.comm, self.interrupted())?;
         // A run directory removed (or replaced) meanwhile is said on every rank, before
-        // the library's own error path (Open MPI 4.1 crashed in it) is reached.
-        agree(self.comm, self.held.missing())?;
+        // the library's own error path (Open MPI 4.1 crashed in it) is reached. `rm -r`
+        // empties it from the leaves up, so the partition's directory and the file to
+        // reopen are looked at too: the run directory's name stays while they go.
+        let path = self.file_path(ptype);
+        let gone = self
+            .held
+            .missing()
+            .or_else(|| self.partition_gone())
+            .or_else(|| {
+                (access != Access::Write)
+                    .then(|| self.file_gone(&path))
+                    .flatten()
+            });
+        agree(self.comm, gone)?;
         self.watch.at(format!(
             "partition n={}, opening the type {} file for {}",
             self.n(),
@@ -361,7 +386,6 @@ impl Partition<'_> {
             Access::Rewrite => AccessMode::WRITE_ONLY,
             Access::Read => AccessMode::READ_ONLY,
         };
-        let path = self.file_path(ptype);
         let given: Vec<Hint> = self.hints.at_open(self.n() as usize, access, ptype);
         let opened = if ptype == PatternType::Separate {
             File::open_with_info(&SimpleCommunicator::self_comm(), &path, mode, &given)
