@@ -37,7 +37,8 @@ fn make_install_installs_nothing_on_the_machine() {
             .unwrap();
         let plan = String::from_utf8_lossy(&out.stdout);
         assert!(out.status.success(), "{plan}");
-        assert!(plan.contains("cargo build --release --workspace"), "{plan}");
+        // `make CARGO=…` may name another cargo.
+        assert!(plan.contains(" build --release --workspace"), "{plan}");
         assert!(plan.contains("scripts/install.sh"), "{plan}");
         for forbidden in ["install-deps", "apt-get", "pip"] {
             assert!(

@@ -130,25 +130,38 @@ impl Cluster {
                 missing.join(", ")
             )));
         }
-        let lock = config.networks.is_none().then(mpitest::JobLock::acquire);
-        stop_leftovers();
-        let failed = StartError::Failed;
-        let dir = tempfile::Builder::new()
-            .prefix(DIR_PREFIX)
-            .tempdir()
-            .map_err(|e| failed(format!("cannot make the cluster directory: {e}")))?;
-        let nodes: Vec<String> = (1..=config.nodes).map(|i| format!("n{i}")).collect();
-        let mut cluster = Cluster {
-            dir,
-            nodes,
-            slurmds: Vec::new(),
-            slurmctld: None,
-            head_namespace: config.networks.as_ref().map(|n| n.namespaces[0].clone()),
-            _lock: lock,
-        };
-        // On failure, dropping `cluster` stops whatever did start.
-        cluster.boot(config).map_err(failed)?;
-        Ok(cluster)
+        // The daemons' ports are free when chosen, but another process (an MPI job's
+        // TCP port, a test beside this one) may take one before the daemon binds it: then
+        // the cluster starts again on other ports, at most three times.
+        let mut attempt = 1;
+        loop {
+            let lock = config.networks.is_none().then(mpitest::JobLock::acquire);
+            stop_leftovers();
+            let failed = StartError::Failed;
+            let dir = tempfile::Builder::new()
+                .prefix(DIR_PREFIX)
+                .tempdir()
+                .map_err(|e| failed(format!("cannot make the cluster directory: {e}")))?;
+            let nodes: Vec<String> = (1..=config.nodes).map(|i| format!("n{i}")).collect();
+            let mut cluster = Cluster {
+                dir,
+                nodes,
+                slurmds: Vec::new(),
+                slurmctld: None,
+                head_namespace: config.networks.as_ref().map(|n| n.namespaces[0].clone()),
+                _lock: lock,
+            };
+            // On failure, dropping `cluster` stops whatever did start.
+            match cluster.boot(config) {
+                Ok(()) => return Ok(cluster),
+                Err(e) if e.contains("Address already in use") && attempt < 3 => {
+                    eprintln!("slurmtest: a daemon's port was taken meanwhile; starting again");
+                    drop(cluster);
+                    attempt += 1;
+                }
+                Err(e) => return Err(failed(e)),
+            }
+        }
     }
 
     /// The node names, `n1` first.
