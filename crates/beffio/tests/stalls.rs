@@ -285,17 +285,25 @@ fn every_pattern_is_kept_as_soon_as_it_is_measured() {
         assert_eq!(p["number"], i, "{p}");
         assert!(p["bytes"].as_u64().unwrap() > 0 && p["time_s"].as_f64().unwrap() > 0.0);
     }
-    assert_eq!(csv_rows(dir.path()), measured);
+    // Each file is one whole version; the kill may land between the JSON's version and
+    // the others' (written after it), which then hold the version before: as many
+    // patterns or a few fewer, never more, and each agrees with itself.
+    let rows = csv_rows(dir.path());
+    assert!(
+        rows > 0 && rows <= measured,
+        "{rows} CSV rows, {measured} in the JSON"
+    );
     let prot = std::fs::read_to_string(dir.path().join("r.prot")).unwrap();
+    let lines = prot.lines().filter(|l| l.starts_with("n=2 ")).count();
+    assert!(
+        lines > 0 && lines <= measured,
+        "{lines} .prot lines, {measured} in the JSON"
+    );
     assert!(
         prot.contains(&format!(
-            "# partition n=2 did not finish (the run stopped in it): the {measured} patterns"
+            "# partition n=2 did not finish (the run stopped in it): the {lines} patterns"
         )),
         "{prot}"
-    );
-    assert_eq!(
-        prot.lines().filter(|l| l.starts_with("n=2 ")).count(),
-        measured
     );
 }
 
