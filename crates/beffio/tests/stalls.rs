@@ -355,13 +355,13 @@ fn a_healthy_run_under_load_flags_nothing() {
 #[test]
 fn many_more_ranks_than_cores_are_said() {
     // 64 ranks on this machine's cores: each pattern's fixed cost (open, views, syncs,
-    // close, agreements) is far above its slice of a 2 s schedule. A minute of the
-    // machine: in the parts of the two libraries the cross-host cases run on.
+    // close, agreements) is far above its slice of a 2 s schedule. Half a minute under
+    // Open MPI 4, whose waiting ranks yield the core; MPICH's poll it, and 64 of them on
+    // 2 cores had not finished the first partition after 7 minutes.
     let mpi = Installation::from_env();
-    if !matches!(mpi, Installation::OpenMpi4 | Installation::Mpich4) {
+    if mpi != Installation::OpenMpi4 {
         eprintln!(
-            "NOT RUN in the {} part: the oversubscription case runs in the openmpi4 and \
-             mpich4 parts",
+            "NOT RUN in the {} part: the oversubscription case runs in the openmpi4 part",
             mpi.name()
         );
         return;
