@@ -252,10 +252,17 @@ fn sigterm_keeps_every_finished_partition() {
         let text = std::fs::read_to_string(dir.path().join(name)).unwrap();
         assert!(!text.is_empty(), "{name}");
     }
-    // The CSV holds the same patterns as the JSON: the finished partitions' and those of
-    // the partition the signal cut, if it had measured any.
-    let unfinished = patterns_of(&doc["unfinished"]);
-    assert_eq!(csv_rows(dir.path()), parts.len() * 3 * 43 + unfinished);
+    // The CSV holds the JSON's patterns: the finished partitions' and those of the
+    // partition the signal cut, if it had measured any. A launcher that follows its
+    // SIGTERM with SIGKILL (Open MPI 5's prterun) may cut the last version between the
+    // JSON and the CSV: the CSV then holds the version before, a partition's rows fewer
+    // at the most.
+    let in_json = parts.len() * 3 * 43 + patterns_of(&doc["unfinished"]);
+    let rows = csv_rows(dir.path());
+    assert!(
+        rows <= in_json && rows + 3 * 43 >= in_json,
+        "{rows} CSV rows, {in_json} patterns in the JSON"
+    );
 }
 
 #[test]
