@@ -17,7 +17,7 @@ FENCE = re.compile(r"^(```|~~~)")
 
 
 def documents():
-    for pattern in ("README.md", "BENCHMARKS.md", "CHANGELOG.md", "crates/*/README.md", "testing/README.md", "testing/*/README.md",
+    for pattern in ("README.md", "docs/*.md", "BENCHMARKS.md", "CHANGELOG.md", "crates/*/README.md", "testing/README.md", "testing/*/README.md",
                     "reframe/*.md"):
         yield from sorted(glob.glob(os.path.join(ROOT, pattern)))
 

@@ -16,7 +16,7 @@ root=$(cd "$(dirname "$0")/.." && pwd)
 case "$name" in
   # Open MPI's mpirun ends the ranks itself on SIGINT/SIGTERM and exits 1; hydra's
   # mpiexec passes the signal on to the ranks, which stop with 128 + signal, but its own
-  # exit code is then 143 or 0 from run to run (README, "Exit codes"): not checked.
+  # exit code is then 143 or 0 from run to run (docs/sqmr.md, "Exit codes"): not checked.
   openmpi4) launcher=(mpirun --allow-run-as-root --oversubscribe) pass_env=(-x XYLEM_TEST_PANIC_RANK) on_launcher_term=1 ;;
   mpich4) launcher=(mpiexec.mpich) pass_env=() on_launcher_term=any ;;
   *) echo "fault-cases: NAME is openmpi4 or mpich4, not $name" >&2; exit 2 ;;

@@ -17,7 +17,7 @@ name=${1:-openmpi4}
 root=$(cd "$(dirname "$0")/.." && pwd)
 case "$name" in
   # Open MPI's mpirun passes a rank's exit code 6 on; hydra may report the kill of the
-  # other rank instead (README, "Exit codes").
+  # other rank instead (docs/sqmr.md, "Exit codes").
   openmpi4) launcher=(mpirun --allow-run-as-root --oversubscribe --bind-to none) stalled=6 ;;
   mpich4) launcher=(mpiexec.mpich) stalled=non-zero ;;
   *) echo "stall-cases: NAME is openmpi4 or mpich4, not $name" >&2; exit 2 ;;
