@@ -109,6 +109,7 @@ pub fn default_label(path: &Path) -> String {
 #[derive(serde::Deserialize)]
 struct Head {
     benchmark: Option<serde_json::Value>,
+    mode: Option<serde_json::Value>,
 }
 
 /// Parses the JSON `text` of the file `path` (named in errors).
@@ -132,6 +133,13 @@ pub fn parse(text: &str, path: &Path) -> Result<Document> {
     };
     let kind = match head.benchmark {
         None => return Err(unknown("no \"benchmark\" field".into())),
+        Some(serde_json::Value::String(s)) if s == "sqmr" && head.mode.is_some() => {
+            return Err(unknown(format!(
+                "a `sqmr --scan` document (\"mode\": {}), whose table and verdict sqmr \
+                 printed; the plots and tables here are of message-rate schedules",
+                head.mode.unwrap_or_default()
+            )))
+        }
         Some(serde_json::Value::String(s)) if s == "sqmr" => Kind::Sqmr,
         Some(serde_json::Value::String(s)) if s == "b_eff_io" => Kind::BEffIo,
         Some(other) => return Err(unknown(format!("\"benchmark\" is {other}"))),
@@ -183,6 +191,11 @@ mod tests {
         assert!(err("{\"benchmark\": \"ior\"}").contains("\"benchmark\" is \"ior\""));
         let e = err("{\"benchmark\": \"sqmr\", \"sizes\": 3}");
         assert!(e.starts_with("r.json: a sqmr result, but malformed"), "{e}");
+        let e = err("{\"benchmark\": \"sqmr\", \"mode\": \"scan\", \"scan\": {}}");
+        assert!(
+            e.contains("a `sqmr --scan` document") && e.contains("\"scan\""),
+            "{e}"
+        );
         let e = err("{\"benchmark\": \"b_eff_io\"}");
         assert!(
             e.starts_with("r.json: a b_eff_io result, but malformed"),

@@ -12,6 +12,9 @@ pub enum Exit {
     /// 3: the data did not arrive as sent: corrupted messages (sqmr `--validate`) or file
     /// data errors (b_eff_io).
     DataErrors,
+    /// 4: the measurements were made and something is flagged: `sqmr --scan` found a slow
+    /// node or link (a health check's "unhealthy").
+    Flagged,
     /// 5: the launcher started N tasks but MPI saw a world of one in each (a launcher and
     /// MPI library that do not match).
     Singleton,
@@ -30,6 +33,7 @@ impl Exit {
             Exit::Failure => 1,
             Exit::Usage => 2,
             Exit::DataErrors => 3,
+            Exit::Flagged => 4,
             Exit::Singleton => 5,
             Exit::Stalled => 6,
             Exit::Signal(s) => 128 + s,
@@ -43,6 +47,7 @@ impl Exit {
             0 => Exit::Success,
             2 => Exit::Usage,
             3 => Exit::DataErrors,
+            4 => Exit::Flagged,
             5 => Exit::Singleton,
             6 => Exit::Stalled,
             c if c > 128 && c < 128 + 65 => Exit::Signal(c - 128),
@@ -68,6 +73,7 @@ mod tests {
             Exit::Failure,
             Exit::Usage,
             Exit::DataErrors,
+            Exit::Flagged,
             Exit::Singleton,
             Exit::Signal(2),
             Exit::Signal(15),
@@ -75,7 +81,7 @@ mod tests {
             assert_eq!(Exit::from_code(exit.code()), exit);
         }
         assert_eq!(Exit::Signal(15).code(), 143);
-        assert_eq!(Exit::from_code(4), Exit::Failure);
+        assert_eq!(Exit::from_code(7), Exit::Failure);
         assert_eq!(Exit::from_code(-1), Exit::Failure);
         assert_eq!(Exit::from_code(255), Exit::Failure);
     }

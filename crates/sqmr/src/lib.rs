@@ -26,6 +26,7 @@ mod pattern;
 pub mod placement;
 pub mod rates;
 pub mod report;
+pub mod scan;
 pub mod schedule;
 pub mod stats;
 pub mod topology;

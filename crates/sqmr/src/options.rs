@@ -33,7 +33,8 @@ slowest core. Bandwidths are in MiB/s (1048576 bytes).";
 pub const USAGE: &str = "sqmr [--num_cores N] [--num_nbors N] [--num_iters N] [--win_size N] \
 [--min_msgsize BYTES] [--max_msgsize BYTES] [--repeat K] [--precision P [--max-time-per-size S]] \
 [--verbose] [--json PATH] [--csv PATH] [--validate] [--enable|--disable LIST [--strict]] \
-[--stall-timeout SECONDS]";
+[--stall-timeout SECONDS]\n       sqmr --scan [--scan-rounds N] [--scan-time SECONDS] [--scan-threshold RATIO] \
+[--win_size N] [--json PATH] [--enable|--disable LIST] [--stall-timeout SECONDS]";
 
 /// The options of `sqmr`, parsed but not yet checked against each other or the job.
 #[derive(Debug, Clone, PartialEq, Parser)]
@@ -114,6 +115,36 @@ pub struct Options {
     /// and check it on arrival (rates then include the checking)
     #[arg(long)]
     pub validate: bool,
+
+    /// Find the slow node or link: every node of the job against several others, in
+    /// rounds of disjoint node pairs (rank j of one node with rank j of the other), each
+    /// pair's message rate at 8 B and bandwidth at 1 MiB. A node is SLOW when its median
+    /// over its partners is below --scan-threshold of the median node and, in logarithms,
+    /// more than 3 scaled median absolute deviations below the other nodes; a pair of
+    /// nodes that are fine with others is a SLOW link by the same rule against the slower
+    /// of its nodes.
+    /// Suspects are measured again; only what is slow again is flagged. Exit code 4 when
+    /// something is flagged. Needs ranks on 3 or more hosts (4 or more to tell a link from
+    /// a node); --win_size is the window at 8 B
+    #[arg(long, conflicts_with_all = ["num_cores", "num_nbors", "num_iters", "min_msgsize",
+          "max_msgsize", "repeat", "precision", "csv", "validate"])]
+    pub scan: bool,
+
+    /// With --scan: at most N rounds [default: 16; every pair of up to 16 nodes]
+    #[arg(long = "scan-rounds", value_name = "N", requires = "scan",
+          value_parser = parse_rounds)]
+    pub scan_rounds: Option<usize>,
+
+    /// With --scan: seconds of each measurement (two per round) [default: 0.5]
+    #[arg(long = "scan-time", value_name = "SECONDS", requires = "scan",
+          value_parser = parse_positive_decimal)]
+    pub scan_time: Option<f64>,
+
+    /// With --scan: the ratio to the median below which a node or link is slow, above 0
+    /// and below 1 [default: 0.7]
+    #[arg(long = "scan-threshold", value_name = "RATIO", requires = "scan",
+          value_parser = parse_ratio)]
+    pub scan_threshold: Option<f64>,
 
     /// --enable, --disable, --strict.
     #[command(flatten)]
@@ -206,6 +237,23 @@ pub fn reference_spellings(args: impl Iterator<Item = OsString>) -> Vec<OsString
 /// Parses a strict decimal integer with an optional sign.
 pub fn parse_count(text: &str) -> Result<i64, String> {
     parse_integer(text, text, 1)
+}
+
+/// Parses a number of rounds: a whole number from 1.
+pub fn parse_rounds(text: &str) -> Result<usize, String> {
+    match parse_count(text)? {
+        n if n >= 1 => usize::try_from(n).map_err(|_| format!("'{text}' is too large")),
+        _ => Err(format!("'{text}' must be 1 or more")),
+    }
+}
+
+/// Parses a ratio strictly between 0 and 1 (`0.7`).
+pub fn parse_ratio(text: &str) -> Result<f64, String> {
+    let value = parse_positive_decimal(text)?;
+    if value >= 1.0 {
+        return Err(format!("'{text}' must be below 1 (a ratio such as 0.7)"));
+    }
+    Ok(value)
 }
 
 /// Parses a byte size by the grammar every xylem benchmark shares
@@ -410,6 +458,44 @@ mod tests {
     fn huge_values_are_not_wrapped_like_atoi() {
         let o = parse(&["--win_size=2147483648", "--num_iters=4294967297"]).unwrap();
         assert_eq!((o.win_size, o.num_iters), (2_147_483_648, 4_294_967_297));
+    }
+
+    #[test]
+    fn scan_options() {
+        let o = parse(&[
+            "--scan",
+            "--scan-rounds",
+            "3",
+            "--scan-time=0.25",
+            "--scan-threshold",
+            "0.5",
+        ])
+        .unwrap();
+        assert!(o.scan);
+        assert_eq!(
+            (o.scan_rounds, o.scan_time, o.scan_threshold),
+            (Some(3), Some(0.25), Some(0.5))
+        );
+        for bad in [
+            &["--scan-rounds", "3"][..],
+            &["--scan", "--scan-rounds", "0"],
+            &["--scan", "--scan-threshold", "1"],
+            &["--scan", "--scan-threshold", "-0.5"],
+            &["--scan", "--scan-time", "0"],
+            &["--scan", "--num_cores", "2"],
+            &["--scan", "--validate"],
+            &["--scan", "--csv", "x.csv"],
+        ] {
+            assert!(parse(bad).is_err(), "{bad:?}");
+        }
+        let text = parse(&["--scan", "--scan-threshold", "1.5"])
+            .unwrap_err()
+            .to_string();
+        assert!(
+            text.contains("--scan-threshold") && text.contains("below 1"),
+            "{text}"
+        );
+        assert!(parse(&["--scan", "--win_size", "4", "--json", "s.json"]).is_ok());
     }
 
     #[test]

@@ -31,6 +31,7 @@ use mpitest::procs;
 pub use mpitest::{Family, Installation, Job};
 
 pub mod gluster;
+pub mod switch;
 
 /// The hosts of the cluster; the first one runs the launcher.
 pub const HOSTS: [&str; 2] = ["xyh1", "xyh2"];
@@ -128,8 +129,9 @@ fn holder_name(host: &str) -> String {
 
 /// Stops every process left in a host's mount namespace (its holder included): the
 /// namespace, and every mount made in it, goes with the last of them.
-fn stop_host_namespaces() {
-    for host in HOSTS {
+fn stop_host_namespaces<S: AsRef<str>>(hosts: &[S]) {
+    for host in hosts {
+        let host = host.as_ref();
         let name = holder_name(host);
         for holder in procs::processes_where(|p| procs::cmdline(p).starts_with(name.as_bytes())) {
             if let Some(ns) = procs::mount_namespace(holder) {
@@ -143,11 +145,81 @@ fn stop_host_namespaces() {
 }
 
 fn teardown() {
-    stop_host_namespaces();
+    stop_host_namespaces(&HOSTS);
     for host in HOSTS {
         let _ = Command::new("ip").args(["netns", "del", host]).output();
         let _ = fs::remove_dir_all(Path::new("/etc/netns").join(host));
     }
+}
+
+/// Starts the process that holds `host`'s mount namespace: a copy of this machine's
+/// mount table, slave to it (a mount made on the machine later shows on every host),
+/// with the sysfs of the host's network namespace (what `ip netns exec` gives a
+/// command, and where MPI libraries look for network devices) and its `/etc/hosts`.
+fn hold_mount_namespace(host: &str) -> Result<Child, String> {
+    let setup = format!(
+        "umount -l /sys && mount -t sysfs sysfs /sys && \
+         mount --bind /etc/netns/{host}/hosts /etc/hosts && \
+         exec -a {} sleep infinity",
+        holder_name(host)
+    );
+    let mut child = Command::new("nsenter")
+        .arg(format!("--net=/run/netns/{host}"))
+        .args(["unshare", "--mount", "--propagation", "slave", "bash", "-c"])
+        .arg(&setup)
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .map_err(|e| format!("nsenter for {host}'s mount namespace: {e}"))?;
+    let name = holder_name(host);
+    for _ in 0..200 {
+        if let Ok(Some(status)) = child.try_wait() {
+            let mut why = String::new();
+            if let Some(mut err) = child.stderr.take() {
+                let _ = std::io::Read::read_to_string(&mut err, &mut why);
+            }
+            return Err(format!(
+                "{host}'s mount namespace could not be set up ({status}): {}",
+                why.trim()
+            ));
+        }
+        if procs::cmdline(child.id()).starts_with(name.as_bytes()) {
+            return Ok(child);
+        }
+        std::thread::sleep(Duration::from_millis(10));
+    }
+    let _ = child.kill();
+    Err(format!(
+        "{host}'s mount namespace holder did not start in 2 s"
+    ))
+}
+
+/// The ssh stand-in for launchers: skips ssh-style options, takes the host, and runs
+/// the rest as one shell command line in that host's namespaces (found through the
+/// process holding them, `holders`: host and pid) with its own host name.
+fn agent_script(holders: &[(&str, u32)]) -> String {
+    let mut cases = String::new();
+    for (host, pid) in holders {
+        cases += &format!("    {host}) pid={pid} ;;\n");
+    }
+    format!(
+        "#!/bin/sh\n\
+        # An ssh stand-in: skip ssh-style options, take the host, run the rest as one\n\
+        # shell command line inside that host's namespaces with its own host name.\n\
+        while [ $# -gt 0 ]; do\n\
+          case \"$1\" in\n\
+            -o|-l|-p|-i|-F) shift 2 ;;\n\
+            -*) shift ;;\n\
+            *) break ;;\n\
+          esac\n\
+        done\n\
+        host=$1; shift\n\
+        case \"$host\" in\n{cases}\
+            *) echo \"agent: no host $host\" >&2; exit 255 ;;\n\
+        esac\n\
+        exec nsenter -t \"$pid\" --mount --net unshare --uts sh -c \"hostname $host; $*\"\n"
+    )
 }
 
 impl Cluster {
@@ -205,30 +277,15 @@ impl Cluster {
             }
         }
         for host in HOSTS {
-            let holder = self.hold_mount_namespace(host)?;
+            let holder = hold_mount_namespace(host)?;
             self.holders.push(holder);
         }
-        let mut cases = String::new();
-        for (host, holder) in HOSTS.iter().zip(&self.holders) {
-            cases += &format!("    {host}) pid={} ;;\n", holder.id());
-        }
-        let script = format!(
-            "#!/bin/sh\n\
-            # An ssh stand-in: skip ssh-style options, take the host, run the rest as one\n\
-            # shell command line inside that host's namespaces with its own host name.\n\
-            while [ $# -gt 0 ]; do\n\
-              case \"$1\" in\n\
-                -o|-l|-p|-i|-F) shift 2 ;;\n\
-                -*) shift ;;\n\
-                *) break ;;\n\
-              esac\n\
-            done\n\
-            host=$1; shift\n\
-            case \"$host\" in\n{cases}\
-                *) echo \"agent: no host $host\" >&2; exit 255 ;;\n\
-            esac\n\
-            exec nsenter -t \"$pid\" --mount --net unshare --uts sh -c \"hostname $host; $*\"\n"
-        );
+        let holders: Vec<(&str, u32)> = HOSTS
+            .iter()
+            .zip(&self.holders)
+            .map(|(h, c)| (*h, c.id()))
+            .collect();
+        let script = agent_script(&holders);
         fs::write(&self.agent, script).map_err(|e| e.to_string())?;
         sh(&["chmod", "+x", self.agent.to_str().unwrap()])?;
         // The links come up asynchronously: the kernel marks a link running (operstate
@@ -259,49 +316,6 @@ impl Cluster {
             .map_err(|e| format!("link {} does not carry traffic: {e}", link.name))?;
         }
         Ok(())
-    }
-
-    /// Starts the process that holds `host`'s mount namespace: a copy of this machine's
-    /// mount table, slave to it (a mount made on the machine later shows on every host),
-    /// with the sysfs of the host's network namespace (what `ip netns exec` gives a
-    /// command, and where MPI libraries look for network devices) and its `/etc/hosts`.
-    fn hold_mount_namespace(&self, host: &str) -> Result<Child, String> {
-        let setup = format!(
-            "umount -l /sys && mount -t sysfs sysfs /sys && \
-             mount --bind /etc/netns/{host}/hosts /etc/hosts && \
-             exec -a {} sleep infinity",
-            holder_name(host)
-        );
-        let mut child = Command::new("nsenter")
-            .arg(format!("--net=/run/netns/{host}"))
-            .args(["unshare", "--mount", "--propagation", "slave", "bash", "-c"])
-            .arg(&setup)
-            .stdin(Stdio::null())
-            .stdout(Stdio::null())
-            .stderr(Stdio::piped())
-            .spawn()
-            .map_err(|e| format!("nsenter for {host}'s mount namespace: {e}"))?;
-        let name = holder_name(host);
-        for _ in 0..200 {
-            if let Ok(Some(status)) = child.try_wait() {
-                let mut why = String::new();
-                if let Some(mut err) = child.stderr.take() {
-                    let _ = std::io::Read::read_to_string(&mut err, &mut why);
-                }
-                return Err(format!(
-                    "{host}'s mount namespace could not be set up ({status}): {}",
-                    why.trim()
-                ));
-            }
-            if procs::cmdline(child.id()).starts_with(name.as_bytes()) {
-                return Ok(child);
-            }
-            std::thread::sleep(Duration::from_millis(10));
-        }
-        let _ = child.kill();
-        Err(format!(
-            "{host}'s mount namespace holder did not start in 2 s"
-        ))
     }
 
     /// The hosts' mount namespaces (the link targets of `/proc/PID/ns/mnt`).

@@ -2,4 +2,5 @@
 
 pub mod buffers;
 pub mod run;
+pub mod scan;
 pub mod window;

@@ -27,6 +27,8 @@ use crate::schedule;
 use crate::topology::Topology;
 use benchkit::Exit;
 
+mod scan;
+
 /// Runs the benchmark on every rank of `world` (a collective call).
 pub fn run(
     world: &SimpleCommunicator,
@@ -40,6 +42,9 @@ pub fn run(
     // The selection: agreed, checked across hosts (warnings, or errors with --strict).
     let network = benchkit::network::agree_selection(world, network, options.network.strict, "")?
         .map(|applied| applied.summary);
+    if options.scan {
+        return scan::run(world, &options, network, watchdog);
+    }
     let config = checked_config(world, &options)?;
     let results = Arc::new(Mutex::new(Results::begin(
         world, &options, &config, network,
@@ -103,7 +108,7 @@ fn checked_config(world: &SimpleCommunicator, options: &Options) -> Result<Confi
 }
 
 /// The results, for the main thread (which never holds them across an MPI call).
-fn lock(results: &Mutex<Results>) -> std::sync::MutexGuard<'_, Results> {
+fn lock<R>(results: &Mutex<R>) -> std::sync::MutexGuard<'_, R> {
     results
         .lock()
         .unwrap_or_else(std::sync::PoisonError::into_inner)
@@ -113,7 +118,7 @@ fn lock(results: &Mutex<Results>) -> std::sync::MutexGuard<'_, Results> {
 /// stuck in MPI: the files once more, `"complete": false` with the reason. If the main
 /// thread holds the results (stuck writing a file itself), it gives up after 5 s: the
 /// files keep their last version, which says `"complete": false` already.
-fn stall_hook(results: Arc<Mutex<Results>>) -> benchkit::watchdog::Hook {
+fn stall_hook<R: Stoppable + Send + 'static>(results: Arc<Mutex<R>>) -> benchkit::watchdog::Hook {
     Box::new(move |stall| {
         let deadline = Instant::now() + Duration::from_secs(5);
         loop {
@@ -129,6 +134,13 @@ fn stall_hook(results: Arc<Mutex<Results>>) -> benchkit::watchdog::Hook {
             }
         }
     })
+}
+
+/// What rank 0 holds that a stall must write once more before the process ends.
+trait Stoppable {
+    /// The run stops early (a stall): the files once more, with the reason, and their
+    /// reservations released (the process ends at once after this, without its drops).
+    fn stop(&mut self, reason: &str) -> Result<(), Failure>;
 }
 
 /// Where the results go: on rank 0 the document and the `--json` and `--csv` files
@@ -232,21 +244,6 @@ impl Results {
             .and_then(|()| outfile::stdout::line(&row).map_err(stdout_failure))
     }
 
-    /// The run stops early (a stall): the files once more, with the reason, and their
-    /// reservations released (the process ends at once after this, without its drops).
-    fn stop(&mut self, reason: &str) -> Result<(), Failure> {
-        if let Some(doc) = &mut self.document {
-            doc.complete = false;
-            doc.stopped = Some(reason.to_string());
-            doc.mark_ended();
-        }
-        let written = self.write_files();
-        for file in [self.json.take(), self.csv.take()].into_iter().flatten() {
-            drop(file);
-        }
-        written
-    }
-
     /// The last version: `--validate`'s summary, "complete": true, and the `#` lines
     /// after the rows. Only the JSON changes (the CSV rows are all written).
     fn finish(&mut self, config: &Config, validation: Option<Validation>) -> Result<(), Failure> {
@@ -265,6 +262,23 @@ impl Results {
         let doc = &*doc;
         write_output(&mut self.json, || doc.to_json())
             .and_then(|()| outfile::stdout::write(&postscript(doc, config)).map_err(stdout_failure))
+    }
+}
+
+impl Stoppable for Results {
+    /// The run stops early (a stall): the files once more, with the reason, and their
+    /// reservations released (the process ends at once after this, without its drops).
+    fn stop(&mut self, reason: &str) -> Result<(), Failure> {
+        if let Some(doc) = &mut self.document {
+            doc.complete = false;
+            doc.stopped = Some(reason.to_string());
+            doc.mark_ended();
+        }
+        let written = self.write_files();
+        for file in [self.json.take(), self.csv.take()].into_iter().flatten() {
+            drop(file);
+        }
+        written
     }
 }
 

@@ -1,0 +1,295 @@
+//! One `sqmr --scan`, from parsed options to the verdict and its exit code.
+//!
+//! Rank 0 groups the ranks by host and tells every rank its node; every rank computes the
+//! same rounds; after each round rank 0 adds the pairs' figures to the `--json` file (a
+//! new version, `"complete": false`), so a scan cut short keeps what it measured. Then the
+//! suspects are measured again, rank 0 judges, writes the last version and prints the
+//! table; a flagged node or link is every rank's exit code 4.
+
+use std::sync::{Arc, Mutex};
+
+use benchkit::{agree, Agreed, Exit, Failure};
+use mpi::topology::{Communicator, SimpleCommunicator};
+
+use super::{create_outputs, lock, stall_hook, stdout_failure, write_output, Stoppable};
+use crate::exec::scan::{group_by_host, share_rounds, Scanner};
+use crate::options::Options;
+use crate::report::output::OutputFile;
+use crate::scan::pairing::{matchings, round_robin};
+use crate::scan::report::{header, table, Scan, ScanDocument, SCAN_SCHEMA_VERSION};
+use crate::scan::{
+    assemble, suspects, Node, PairRun, Settings, DEFAULT_ROUNDS, DEFAULT_SECONDS, DEFAULT_THRESHOLD,
+};
+
+/// The largest window `--scan` takes.
+const MAX_WINDOW: i64 = 1 << 20;
+
+/// Runs the scan on every rank of `world` (a collective call).
+pub(super) fn run(
+    world: &SimpleCommunicator,
+    options: &Options,
+    network: Option<String>,
+    watchdog: &benchkit::watchdog::Watchdog,
+) -> Result<(), Agreed> {
+    let started = chrono::Local::now();
+    let (node_of, nodes) = group_by_host(world);
+    let count = node_of.iter().map(|&n| n as usize + 1).max().unwrap_or(0);
+    let settings = agree(world, settings(options, count, nodes.as_deref()))?;
+    let results = Arc::new(Mutex::new(ScanResults::begin(
+        world, options, &settings, nodes, network, &started,
+    )?));
+    if world.rank() == 0 {
+        watchdog.on_stall(stall_hook(results.clone()));
+    }
+    let mut scanner = Scanner::new(world, node_of, settings.clone(), watchdog.progress());
+    if let Some(nodes) = &lock(&results).nodes {
+        scanner.name_nodes(nodes.iter().map(|n| n.host.clone()).collect());
+    }
+    let interrupt = benchkit::interrupt::Interrupt::install("sqmr");
+    let started_at = mpi::time();
+    let rounds = round_robin(count, settings.rounds);
+    let mut first = Vec::new();
+    for (r, pairs) in rounds.iter().enumerate() {
+        if let Some(runs) = scanner.round(pairs, r) {
+            first.extend(runs);
+        }
+        let written = lock(&results).measured(&first, &[], mpi::time() - started_at);
+        agree(world, written)?;
+        interrupted(world, &interrupt, r + 1)?;
+    }
+    // The suspects, measured once more in as few rounds as they fit (at most as many as
+    // the scan had).
+    let again_rounds = share_rounds(
+        world,
+        (world.rank() == 0).then(|| {
+            matchings(
+                &suspects(count, &first, settings.threshold),
+                settings.rounds,
+            )
+        }),
+    );
+    let mut again = Vec::new();
+    for (k, pairs) in again_rounds.iter().enumerate() {
+        if let Some(runs) = scanner.round(pairs, rounds.len() + k) {
+            again.extend(runs);
+        }
+        let written = lock(&results).measured(&first, &again, mpi::time() - started_at);
+        agree(world, written)?;
+        interrupted(world, &interrupt, rounds.len() + k + 1)?;
+    }
+    let flagged = lock(&results).finish(&first, &again, mpi::time() - started_at);
+    let flagged = agree(world, flagged)?;
+    agree(
+        world,
+        match flagged {
+            // Said in the table's last line already.
+            true => Err(Failure::new(Exit::Flagged.code(), "")),
+            false => Ok(()),
+        },
+    )
+}
+
+/// The checked settings: 3 or more hosts, a window of 1 to 2^20.
+fn settings(options: &Options, count: usize, nodes: Option<&[Node]>) -> Result<Settings, Failure> {
+    if !(1..=MAX_WINDOW).contains(&options.win_size) {
+        return Err(Failure::new(
+            Exit::Usage.code(),
+            format!(
+                "ERROR --win_size {} with --scan: give 1 to {MAX_WINDOW}",
+                options.win_size
+            ),
+        ));
+    }
+    if count < 3 {
+        let hosts = nodes.map_or_else(String::new, |nodes| {
+            let listed: Vec<String> = nodes
+                .iter()
+                .map(|n| {
+                    format!(
+                        "{} ({} rank{})",
+                        n.host,
+                        n.ranks.len(),
+                        if n.ranks.len() == 1 { "" } else { "s" }
+                    )
+                })
+                .collect();
+            format!(": {}", listed.join(", "))
+        });
+        return Err(Failure::new(
+            Exit::Usage.code(),
+            format!(
+                "ERROR --scan compares nodes with each other and needs ranks on 3 or more hosts \
+                 (4 or more to tell a slow link from a slow node); this job has {count} host{}{hosts}",
+                if count == 1 { "" } else { "s" }
+            ),
+        ));
+    }
+    Ok(Settings::new(
+        count,
+        options.win_size as usize,
+        options.scan_rounds.unwrap_or(DEFAULT_ROUNDS),
+        options.scan_time.unwrap_or(DEFAULT_SECONDS),
+        options.scan_threshold.unwrap_or(DEFAULT_THRESHOLD),
+    ))
+}
+
+/// SIGINT or SIGTERM: every rank leaves after the same round, the file keeping the rounds.
+fn interrupted(
+    world: &SimpleCommunicator,
+    interrupt: &benchkit::interrupt::Interrupt,
+    rounds_done: usize,
+) -> Result<(), Agreed> {
+    let Some(signal) = interrupt.agree(world) else {
+        return Ok(());
+    };
+    if world.rank() == 0 {
+        outfile::eprintln!(
+            "ERROR interrupted by {} (signal {signal}): the scan stopped after {rounds_done} \
+             round{}; the --json file keeps the pairs measured so far, without a verdict",
+            benchkit::interrupt::name(signal),
+            if rounds_done == 1 { "" } else { "s" }
+        );
+    }
+    Err(Agreed {
+        code: benchkit::interrupt::exit_code(signal),
+    })
+}
+
+/// Rank 0's document and `--json` file; nothing elsewhere.
+struct ScanResults {
+    nodes: Option<Vec<Node>>,
+    settings: Settings,
+    document: Option<ScanDocument>,
+    json: Option<OutputFile>,
+}
+
+impl ScanResults {
+    /// Reserves the file, writes its first version and prints the header (collective).
+    fn begin(
+        world: &SimpleCommunicator,
+        options: &Options,
+        settings: &Settings,
+        nodes: Option<Vec<Node>>,
+        network: Option<String>,
+        started: &chrono::DateTime<chrono::Local>,
+    ) -> Result<Self, Agreed> {
+        let files = match world.rank() {
+            0 => create_outputs(options).map(|(json, _)| json),
+            _ => Ok(None),
+        };
+        let json = agree(world, files)?;
+        let document = nodes.as_ref().map(|nodes| {
+            let hosts: Vec<String> = expand_hosts(nodes);
+            ScanDocument {
+                benchmark: "sqmr".into(),
+                mode: "scan".into(),
+                schema_version: SCAN_SCHEMA_VERSION,
+                version: env!("CARGO_PKG_VERSION").into(),
+                complete: false,
+                stopped: None,
+                network_selection: network,
+                provenance: Some(benchkit::provenance::describe(
+                    "sqmr",
+                    env!("CARGO_PKG_VERSION"),
+                    &hosts,
+                    started.to_rfc3339(),
+                )),
+                scan: Scan::partial(settings.clone(), nodes, &[], 0.0),
+            }
+        });
+        let mut results = ScanResults {
+            nodes,
+            settings: settings.clone(),
+            document,
+            json,
+        };
+        let begun = results.write().and_then(|()| match &results.nodes {
+            Some(nodes) => outfile::stdout::write(&header(settings, nodes)).map_err(stdout_failure),
+            None => Ok(()),
+        });
+        agree(world, begun)?;
+        Ok(results)
+    }
+
+    fn write(&mut self) -> Result<(), Failure> {
+        let Some(doc) = &self.document else {
+            return Ok(());
+        };
+        write_output(&mut self.json, || {
+            serde_json::to_string_pretty(doc).expect("a scan document serializes") + "\n"
+        })
+    }
+
+    /// The pairs so far, without a verdict: the file's next version.
+    fn measured(
+        &mut self,
+        first: &[PairRun],
+        again: &[PairRun],
+        wall_s: f64,
+    ) -> Result<(), Failure> {
+        let (Some(doc), Some(nodes)) = (&mut self.document, &self.nodes) else {
+            return Ok(());
+        };
+        let mut scan = Scan::partial(self.settings.clone(), nodes, first, wall_s);
+        for p in &mut scan.pairs {
+            p.remeasured = again
+                .iter()
+                .rev()
+                .find(|r| (r.a, r.b) == (p.first.a, p.first.b))
+                .copied();
+        }
+        doc.scan = scan;
+        self.write()
+    }
+
+    /// The verdict: the last version of the file and the table. Returns whether anything
+    /// is flagged (on rank 0; `false` elsewhere).
+    fn finish(
+        &mut self,
+        first: &[PairRun],
+        again: &[PairRun],
+        wall_s: f64,
+    ) -> Result<bool, Failure> {
+        let (Some(doc), Some(nodes)) = (&mut self.document, &self.nodes) else {
+            return Ok(false);
+        };
+        let outcome = assemble(nodes.len(), first, again, self.settings.threshold);
+        doc.scan = Scan::new(self.settings.clone(), nodes, &outcome, wall_s);
+        doc.complete = true;
+        if let Some(p) = &mut doc.provenance {
+            p.ended = Some(chrono::Local::now().to_rfc3339());
+        }
+        let flagged = doc.scan.flagged();
+        let text = table(&doc.scan);
+        self.write()?;
+        outfile::stdout::write(&text).map_err(stdout_failure)?;
+        Ok(flagged)
+    }
+}
+
+impl Stoppable for ScanResults {
+    fn stop(&mut self, reason: &str) -> Result<(), Failure> {
+        if let Some(doc) = &mut self.document {
+            doc.complete = false;
+            doc.stopped = Some(reason.to_string());
+            if let Some(p) = &mut doc.provenance {
+                p.ended = Some(chrono::Local::now().to_rfc3339());
+            }
+        }
+        let written = self.write();
+        drop(self.json.take());
+        written
+    }
+}
+
+/// Every rank's host, in rank order, from the nodes.
+fn expand_hosts(nodes: &[Node]) -> Vec<String> {
+    let size = nodes.iter().map(|n| n.ranks.len()).sum();
+    let mut hosts = vec![String::new(); size];
+    for node in nodes {
+        for &r in &node.ranks {
+            hosts[r] = node.host.clone();
+        }
+    }
+    hosts
+}

@@ -1,0 +1,297 @@
+//! The scan's rounds over MPI: the ranks of paired nodes exchange windows of messages,
+//! rank `j` of one node with rank `j` of the other, for a fixed time per size.
+//!
+//! Every round starts and ends with a barrier, so that the pairs of a round load the
+//! network together and no pair overlaps the next round. Within a pair the side on the
+//! node of lower index keeps the time: after each batch of iterations it tells its
+//! partner the size of the next batch, or 0 to stop (a message of its own tag, outside
+//! the timed part). Batches double while the time allows, so the count overshoots the
+//! time by less than one batch.
+
+use mpi::topology::{Communicator, SimpleCommunicator};
+use mpi::traits::*;
+
+use crate::exec::buffers::AlignedBuffer;
+use crate::exec::window::Window;
+use crate::scan::pairing::Pair;
+use crate::scan::{Node, PairRun, Settings};
+
+/// The tag of the messages that carry the next batch's size.
+const DECISION_TAG: i32 = 2;
+
+/// One rank's part in the scan.
+pub struct Scanner<'a> {
+    world: &'a SimpleCommunicator,
+    /// The node of every rank.
+    node_of: Vec<u32>,
+    /// Every node's ranks.
+    nodes: Vec<Vec<usize>>,
+    /// This rank's index among its node's ranks.
+    local: usize,
+    settings: Settings,
+    send: AlignedBuffer,
+    recv: AlignedBuffer,
+    progress: Option<benchkit::watchdog::Progress>,
+    /// Every node's host name, on rank 0 (for the watchdog's line elsewhere: the index).
+    hosts: Option<Vec<String>>,
+}
+
+impl<'a> Scanner<'a> {
+    /// This rank's part, from every rank's node index (the same on every rank).
+    pub fn new(
+        world: &'a SimpleCommunicator,
+        node_of: Vec<u32>,
+        settings: Settings,
+        progress: benchkit::watchdog::Progress,
+    ) -> Self {
+        let count = node_of.iter().map(|&n| n as usize + 1).max().unwrap_or(0);
+        let mut nodes = vec![Vec::new(); count];
+        for (rank, &n) in node_of.iter().enumerate() {
+            nodes[n as usize].push(rank);
+        }
+        let rank = world.rank() as usize;
+        let local = nodes[node_of[rank] as usize]
+            .iter()
+            .position(|&r| r == rank)
+            .expect("a rank is on its node");
+        let largest = settings.large_bytes.max(settings.small_bytes);
+        Scanner {
+            world,
+            node_of,
+            nodes,
+            local,
+            settings,
+            send: AlignedBuffer::zeroed(largest),
+            recv: AlignedBuffer::zeroed(largest),
+            progress: Some(progress),
+            hosts: None,
+        }
+    }
+
+    /// Names the nodes in the watchdog's lines (host names known on this rank).
+    pub fn name_nodes(&mut self, hosts: Vec<String>) {
+        self.hosts = Some(hosts);
+    }
+
+    fn node_name(&self, n: usize) -> String {
+        match &self.hosts {
+            Some(h) => h[n].clone(),
+            None => format!("node {n} (rank {})", self.nodes[n][0]),
+        }
+    }
+
+    /// Runs one round of `pairs` (the same list on every rank; a collective call).
+    /// Returns, on rank 0, what each pair measured.
+    pub fn round(&mut self, pairs: &[Pair], round: usize) -> Option<Vec<PairRun>> {
+        let rank = self.world.rank() as usize;
+        let me = self.node_of[rank] as usize;
+        // My pair, my partner rank, and whether I keep the time.
+        let mine = pairs.iter().position(|&(a, b)| a == me || b == me);
+        let partner = mine.and_then(|k| {
+            let (a, b) = pairs[k];
+            let other = if a == me { b } else { a };
+            let k_pairs = self.nodes[a].len().min(self.nodes[b].len());
+            (self.local < k_pairs).then(|| (self.nodes[other][self.local], a == me, other))
+        });
+        if let (Some(p), Some((peer, _, other))) = (&self.progress, partner) {
+            p.at(format!(
+                "scan round {}, exchanging with rank {peer} on {}",
+                round + 1,
+                self.node_name(other)
+            ));
+        }
+        self.quiet_barrier();
+        let small = partner.map(|(peer, lower, _)| {
+            self.exchange(
+                peer,
+                lower,
+                self.settings.small_bytes,
+                self.settings.window_small,
+            )
+        });
+        self.quiet_barrier();
+        let large = partner.map(|(peer, lower, _)| {
+            self.exchange(
+                peer,
+                lower,
+                self.settings.large_bytes,
+                self.settings.window_large,
+            )
+        });
+        self.quiet_barrier();
+        // The time keepers report: pair index, messages per second, MiB per second.
+        let report = match (mine, partner, small, large) {
+            (Some(k), Some((_, true, _)), Some(s), Some(l)) => [k as f64, s.0, l.1],
+            _ => [-1.0, 0.0, 0.0],
+        };
+        self.gather(pairs, round, report)
+    }
+
+    fn gather(&self, pairs: &[Pair], round: usize, report: [f64; 3]) -> Option<Vec<PairRun>> {
+        let root = self.world.process_at_rank(0);
+        if self.world.rank() != 0 {
+            root.gather_into(&report[..]);
+            return None;
+        }
+        let mut all = vec![0.0f64; 3 * self.world.size() as usize];
+        root.gather_into_root(&report[..], &mut all[..]);
+        let mut runs: Vec<PairRun> = pairs
+            .iter()
+            .map(|&(a, b)| PairRun {
+                a,
+                b,
+                round,
+                rank_pairs: 0,
+                msgs_per_s: 0.0,
+                mib_per_s: 0.0,
+            })
+            .collect();
+        for chunk in all.chunks_exact(3) {
+            if chunk[0] >= 0.0 {
+                let run = &mut runs[chunk[0] as usize];
+                run.rank_pairs += 1;
+                run.msgs_per_s += chunk[1];
+                run.mib_per_s += chunk[2];
+            }
+        }
+        Some(runs)
+    }
+
+    /// A barrier that waits without spinning: the ranks that sit out a round, or finished
+    /// first, leave the processor to the ranks still measuring (on a node with more ranks
+    /// than cores, a spinning idle rank slows the pairs it waits for).
+    fn quiet_barrier(&self) {
+        let mut request = self.world.immediate_barrier();
+        loop {
+            match request.test() {
+                Ok(_) => break,
+                Err(pending) => request = pending,
+            }
+            std::thread::sleep(std::time::Duration::from_micros(200));
+        }
+        self.tick();
+    }
+
+    fn tick(&self) {
+        if let Some(p) = &self.progress {
+            p.tick();
+        }
+    }
+
+    /// Exchanges windows of `size`-byte messages with `peer` for the settings' time;
+    /// returns the messages (both ways) and MiB per second as this side measured them.
+    fn exchange(&mut self, peer: usize, keeper: bool, size: usize, window: usize) -> (f64, f64) {
+        let mut w = Window::new(self.world, &[peer], window);
+        let partner = self.world.process_at_rank(peer as i32);
+        let send = self.send.as_slice();
+        let recv = self.recv.as_mut_slice();
+        // One iteration of warm-up: connections made, buffers registered.
+        w.iterate(send, recv, size, 0);
+        let mut batch: u64 = 1;
+        let mut iterations: u64 = 0;
+        let mut elapsed = 0.0f64;
+        loop {
+            let start = mpi::time();
+            for _ in 0..batch {
+                w.iterate(send, recv, size, 0);
+                if let Some(p) = &self.progress {
+                    p.tick();
+                }
+            }
+            elapsed += mpi::time() - start;
+            iterations += batch;
+            let mut next: u64 = 0;
+            if keeper {
+                next = next_batch(batch, iterations, elapsed, self.settings.seconds);
+                partner.send_with_tag(&next, DECISION_TAG);
+            } else {
+                partner.receive_into_with_tag(&mut next, DECISION_TAG);
+            }
+            if next == 0 {
+                break;
+            }
+            batch = next;
+        }
+        let messages = (2 * window as u64 * iterations) as f64;
+        let rate = messages / elapsed.max(f64::MIN_POSITIVE);
+        (rate, rate * size as f64 / (1u64 << 20) as f64)
+    }
+}
+
+/// The next batch: 0 when `seconds` are up, else twice the last batch, or fewer when
+/// that many would overshoot the time left by more than one iteration.
+fn next_batch(last: u64, iterations: u64, elapsed: f64, seconds: f64) -> u64 {
+    if elapsed >= seconds {
+        return 0;
+    }
+    let per_iteration = elapsed / iterations as f64;
+    let left = ((seconds - elapsed) / per_iteration.max(1e-9)).ceil();
+    (last.saturating_mul(2) as f64).min(left).max(1.0) as u64
+}
+
+/// Every rank's node index, known on every rank (a collective call): rank 0 gathers the
+/// processor names, groups them ([`crate::scan::nodes_of`]) and broadcasts an index per
+/// rank. Returns the indices and, on rank 0, the nodes.
+pub fn group_by_host(world: &SimpleCommunicator) -> (Vec<u32>, Option<Vec<Node>>) {
+    let names = benchkit::gather_strings(world, 0, &benchkit::processor_name());
+    let size = world.size() as usize;
+    let mut node_of = vec![0u32; size];
+    let nodes = names.map(|names| {
+        let nodes = crate::scan::nodes_of(&names);
+        for (n, node) in nodes.iter().enumerate() {
+            for &r in &node.ranks {
+                node_of[r] = n as u32;
+            }
+        }
+        nodes
+    });
+    world.process_at_rank(0).broadcast_into(&mut node_of[..]);
+    (node_of, nodes)
+}
+
+/// `rounds` of pairs known on rank 0, on every rank (a collective call).
+pub fn share_rounds(world: &SimpleCommunicator, rounds: Option<Vec<Vec<Pair>>>) -> Vec<Vec<Pair>> {
+    let root = world.process_at_rank(0);
+    // Flattened: per round its pair count, then the pairs.
+    let mut flat: Vec<u64> = Vec::new();
+    if let Some(rounds) = &rounds {
+        for round in rounds {
+            flat.push(round.len() as u64);
+            for &(a, b) in round {
+                flat.extend([a as u64, b as u64]);
+            }
+        }
+    }
+    let mut len = flat.len() as u64;
+    root.broadcast_into(&mut len);
+    flat.resize(len as usize, 0);
+    root.broadcast_into(&mut flat[..]);
+    let mut out = Vec::new();
+    let mut i = 0;
+    while i < flat.len() {
+        let count = flat[i] as usize;
+        let pairs = (0..count)
+            .map(|k| (flat[i + 1 + 2 * k] as usize, flat[i + 2 + 2 * k] as usize))
+            .collect();
+        out.push(pairs);
+        i += 1 + 2 * count;
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::next_batch;
+
+    #[test]
+    fn batches_double_until_the_time_is_nearly_up_then_stop() {
+        assert_eq!(next_batch(1, 1, 0.001, 0.5), 2);
+        assert_eq!(next_batch(64, 127, 0.127, 0.5), 128);
+        // 0.1 s left at 1 ms per iteration: 100, not 256.
+        assert_eq!(next_batch(128, 400, 0.4, 0.5), 100);
+        assert_eq!(next_batch(100, 500, 0.5, 0.5), 0);
+        // One iteration slower than the whole time: stop after it.
+        assert_eq!(next_batch(1, 1, 2.0, 0.5), 0);
+        assert_eq!(next_batch(1, 1, 0.0, 0.5), 2);
+    }
+}

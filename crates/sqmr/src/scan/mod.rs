@@ -1,0 +1,317 @@
+//! `sqmr --scan`: every node of the allocation measured against several others, to find
+//! the slow node or the slow link.
+//!
+//! The ranks are grouped by host. In rounds, disjoint pairs of nodes exchange messages
+//! at the same time ([`pairing`]): rank `j` of one node with rank `j` of the other, each
+//! keeping a window of non-blocking sends and receives in flight, first with small
+//! messages (the message rate), then with large ones (the bandwidth), each for a fixed
+//! time. The pairs' figures are judged with robust statistics ([`verdict`]); whatever looks
+//! slow is measured once more, and only what is slow again is flagged ([`assemble`]). The
+//! document and the table are in [`report`].
+//!
+//! Everything here is plain data; the MPI side is in the execution module.
+
+pub mod pairing;
+pub mod report;
+pub mod verdict;
+
+use serde::{Deserialize, Serialize};
+
+use pairing::Pair;
+use verdict::{Measurement, Verdict};
+
+/// The message size of the rate measurement, in bytes.
+pub const SMALL_BYTES: usize = 8;
+
+/// The message size of the bandwidth measurement, in bytes.
+pub const LARGE_BYTES: usize = 1 << 20;
+
+/// At most this many bytes in flight per rank and direction at the large size.
+pub const LARGE_WINDOW_BYTES: usize = 4 << 20;
+
+/// The default ratio below which a node or link is slow.
+pub const DEFAULT_THRESHOLD: f64 = 0.7;
+
+/// The default seconds of each measurement.
+pub const DEFAULT_SECONDS: f64 = 0.5;
+
+/// The default largest number of rounds: every pair up to 16 nodes.
+pub const DEFAULT_ROUNDS: usize = 16;
+
+/// How a scan runs.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Settings {
+    /// Message size of the rate measurement, bytes.
+    pub small_bytes: usize,
+    /// Message size of the bandwidth measurement, bytes.
+    pub large_bytes: usize,
+    /// Messages in flight per rank and direction at the small size.
+    pub window_small: usize,
+    /// Messages in flight per rank and direction at the large size.
+    pub window_large: usize,
+    /// Seconds each measurement lasts (at least one iteration).
+    pub seconds: f64,
+    /// Rounds of the scan.
+    pub rounds: usize,
+    /// Whether those rounds pair every node with every other.
+    pub all_pairs: bool,
+    /// The ratio below which a node or link is slow.
+    pub threshold: f64,
+    /// How many scaled median absolute deviations below the median it must also be.
+    pub mads: f64,
+}
+
+impl Settings {
+    /// The settings for `nodes` nodes: `win_size` messages in flight at the small size,
+    /// `rounds` at most (all pairs when that is enough), `seconds` per measurement.
+    pub fn new(nodes: usize, win_size: usize, rounds: usize, seconds: f64, threshold: f64) -> Self {
+        let all = pairing::all_pairs_rounds(nodes);
+        Settings {
+            small_bytes: SMALL_BYTES,
+            large_bytes: LARGE_BYTES,
+            window_small: win_size,
+            window_large: (LARGE_WINDOW_BYTES / LARGE_BYTES).clamp(1, win_size.max(1)),
+            seconds,
+            rounds: rounds.min(all),
+            all_pairs: rounds >= all,
+            threshold,
+            mads: verdict::MADS,
+        }
+    }
+}
+
+/// One node: a host and its ranks.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Node {
+    /// Its processor name.
+    pub host: String,
+    /// Its ranks, in rank order.
+    pub ranks: Vec<usize>,
+}
+
+/// The nodes of a job from every rank's processor name: in the order of their lowest
+/// rank. O(ranks log ranks).
+pub fn nodes_of(names: &[String]) -> Vec<Node> {
+    let mut index: std::collections::HashMap<&str, usize> = std::collections::HashMap::new();
+    let mut nodes: Vec<Node> = Vec::new();
+    for (rank, name) in names.iter().enumerate() {
+        let n = *index.entry(name.as_str()).or_insert_with(|| {
+            nodes.push(Node {
+                host: name.clone(),
+                ranks: Vec::new(),
+            });
+            nodes.len() - 1
+        });
+        nodes[n].ranks.push(rank);
+    }
+    nodes
+}
+
+/// What one node pair measured in one round: the sums over its rank pairs.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+pub struct PairRun {
+    /// The first node's index.
+    pub a: usize,
+    /// The second node's index.
+    pub b: usize,
+    /// The round (re-measurements count on after the scan's rounds).
+    pub round: usize,
+    /// The rank pairs that exchanged messages.
+    pub rank_pairs: usize,
+    /// Messages per second, sent and received, summed over the rank pairs.
+    pub msgs_per_s: f64,
+    /// MiB per second, sent and received, summed over the rank pairs.
+    pub mib_per_s: f64,
+}
+
+impl PairRun {
+    fn pair(&self) -> Pair {
+        (self.a, self.b)
+    }
+
+    fn per_rank_pair(&self) -> Measurement {
+        let k = self.rank_pairs.max(1) as f64;
+        Measurement {
+            a: self.a,
+            b: self.b,
+            rate: self.msgs_per_s / k,
+            bandwidth: self.mib_per_s / k,
+        }
+    }
+}
+
+/// The first judgement's suspects: every pair of a slow node, and every slow link.
+pub fn suspects(nodes: usize, runs: &[PairRun], threshold: f64) -> Vec<Pair> {
+    let measured: Vec<Measurement> = runs.iter().map(PairRun::per_rank_pair).collect();
+    let verdict = verdict::judge(nodes, &measured, threshold);
+    let slow_nodes = verdict.slow_nodes();
+    let slow_links = verdict.slow_links();
+    runs.iter()
+        .enumerate()
+        .filter(|(k, r)| {
+            slow_links.contains(k) || slow_nodes.contains(&r.a) || slow_nodes.contains(&r.b)
+        })
+        .map(|(_, r)| r.pair())
+        .collect()
+}
+
+/// The outcome of a scan.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Outcome {
+    /// The pairs as measured first, with their re-measurement where there was one.
+    pub pairs: Vec<(PairRun, Option<PairRun>)>,
+    /// The judgement of the better of each pair's measurements.
+    pub verdict: Verdict,
+    /// The nodes suspected after the first judgement.
+    pub suspected_nodes: Vec<usize>,
+    /// The pairs suspected after the first judgement (as links).
+    pub suspected_links: Vec<Pair>,
+    /// The nodes flagged: suspected, and slow again with the re-measurements.
+    pub flagged_nodes: Vec<usize>,
+    /// The links flagged the same way (indices into `pairs`).
+    pub flagged_links: Vec<usize>,
+}
+
+/// Judges the scan: the first runs, then each pair at the better of its two
+/// measurements (a passing disturbance does not survive the second); only what was
+/// suspected first and is slow again is flagged.
+pub fn assemble(nodes: usize, first: &[PairRun], again: &[PairRun], threshold: f64) -> Outcome {
+    let measured: Vec<Measurement> = first.iter().map(PairRun::per_rank_pair).collect();
+    let before = verdict::judge(nodes, &measured, threshold);
+    let suspected_nodes = before.slow_nodes();
+    let suspected_links: Vec<Pair> = before
+        .slow_links()
+        .into_iter()
+        .map(|k| first[k].pair())
+        .collect();
+    let pairs: Vec<(PairRun, Option<PairRun>)> = first
+        .iter()
+        .map(|r| {
+            (
+                *r,
+                again.iter().rev().find(|s| s.pair() == r.pair()).copied(),
+            )
+        })
+        .collect();
+    let best: Vec<Measurement> = pairs
+        .iter()
+        .map(|(r, s)| {
+            let m = r.per_rank_pair();
+            match s.map(|s| s.per_rank_pair()) {
+                Some(n) => Measurement {
+                    rate: m.rate.max(n.rate),
+                    bandwidth: m.bandwidth.max(n.bandwidth),
+                    ..m
+                },
+                None => m,
+            }
+        })
+        .collect();
+    let verdict = verdict::judge(nodes, &best, threshold);
+    let flagged_nodes = verdict
+        .slow_nodes()
+        .into_iter()
+        .filter(|n| suspected_nodes.contains(n))
+        .collect();
+    let flagged_links = verdict
+        .slow_links()
+        .into_iter()
+        .filter(|&k| suspected_links.contains(&first[k].pair()))
+        .collect();
+    Outcome {
+        pairs,
+        verdict,
+        suspected_nodes,
+        suspected_links,
+        flagged_nodes,
+        flagged_links,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn runs(n: usize, figure: impl Fn(usize, usize) -> f64) -> Vec<PairRun> {
+        pairing::round_robin(n, usize::MAX)
+            .into_iter()
+            .enumerate()
+            .flat_map(|(round, pairs)| pairs.into_iter().map(move |(a, b)| (round, a, b)))
+            .map(|(round, a, b)| PairRun {
+                a,
+                b,
+                round,
+                rank_pairs: 2,
+                msgs_per_s: 2e6 * figure(a, b),
+                mib_per_s: 2000.0 * figure(a, b),
+            })
+            .collect()
+    }
+
+    #[test]
+    fn hosts_group_ranks_in_order_of_their_lowest_rank() {
+        let names: Vec<String> = ["b", "a", "b", "c", "a"].map(String::from).to_vec();
+        let nodes = nodes_of(&names);
+        let got: Vec<(&str, &[usize])> = nodes
+            .iter()
+            .map(|n| (n.host.as_str(), n.ranks.as_slice()))
+            .collect();
+        assert_eq!(
+            got,
+            vec![("b", &[0, 2][..]), ("a", &[1, 4][..]), ("c", &[3][..])]
+        );
+    }
+
+    #[test]
+    fn a_passing_slowdown_is_cleared_by_its_remeasurement() {
+        // Node 3 slow in the first rounds only; node 1 slow both times.
+        let first = runs(6, |a, b| {
+            if [a, b].contains(&3) || [a, b].contains(&1) {
+                0.2
+            } else {
+                1.0
+            }
+        });
+        let mut suspects = suspects(6, &first, 0.7);
+        suspects.sort_unstable();
+        assert_eq!(suspects.len(), 9, "{suspects:?}"); // 5 + 5 pairs, one shared
+        let again: Vec<PairRun> = first
+            .iter()
+            .filter(|r| suspects.contains(&(r.a, r.b)))
+            .map(|r| {
+                let slow = r.a == 1 || r.b == 1;
+                PairRun {
+                    round: 100,
+                    msgs_per_s: if slow { r.msgs_per_s } else { 2e6 },
+                    mib_per_s: if slow { r.mib_per_s } else { 2000.0 },
+                    ..*r
+                }
+            })
+            .collect();
+        let outcome = assemble(6, &first, &again, 0.7);
+        assert_eq!(outcome.suspected_nodes, vec![1, 3]);
+        assert_eq!(outcome.flagged_nodes, vec![1]);
+        assert!(outcome.flagged_links.is_empty());
+        assert_eq!(outcome.pairs.iter().filter(|(_, s)| s.is_some()).count(), 9);
+    }
+
+    #[test]
+    fn only_what_was_suspected_first_is_flagged() {
+        let first = runs(5, |_, _| 1.0);
+        assert!(suspects(5, &first, 0.7).is_empty());
+        let outcome = assemble(5, &first, &[], 0.7);
+        assert!(outcome.flagged_nodes.is_empty() && outcome.flagged_links.is_empty());
+    }
+
+    #[test]
+    fn settings_bound_the_rounds_and_the_large_window() {
+        let s = Settings::new(4, 10, DEFAULT_ROUNDS, 0.5, 0.7);
+        assert_eq!((s.rounds, s.all_pairs, s.window_large), (3, true, 4));
+        let s = Settings::new(100, 2, DEFAULT_ROUNDS, 0.5, 0.7);
+        assert_eq!((s.rounds, s.all_pairs, s.window_large), (16, false, 2));
+        let s = Settings::new(17, 10, DEFAULT_ROUNDS, 0.5, 0.7);
+        assert_eq!((s.rounds, s.all_pairs), (16, false));
+        let s = Settings::new(16, 10, DEFAULT_ROUNDS, 0.5, 0.7);
+        assert_eq!((s.rounds, s.all_pairs), (15, true));
+    }
+}

@@ -1,0 +1,421 @@
+//! The scan's document (`--json`) and its table.
+
+use serde::{Deserialize, Serialize};
+
+use super::verdict::Figures;
+use super::{Node, Outcome, PairRun, Settings};
+
+/// The document's layout version.
+pub const SCAN_SCHEMA_VERSION: u32 = 1;
+
+/// What `sqmr --scan --json` writes.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ScanDocument {
+    /// Always `"sqmr"`.
+    pub benchmark: String,
+    /// Always `"scan"`: tells it from a document of the message-rate schedule.
+    pub mode: String,
+    /// The layout's version ([`SCAN_SCHEMA_VERSION`]).
+    pub schema_version: u32,
+    /// The xylem version that wrote it.
+    pub version: String,
+    /// Whether the scan ran to its verdict.
+    pub complete: bool,
+    /// Why it stopped before (a stall), when it did.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub stopped: Option<String>,
+    /// `--enable/--disable` as resolved on rank 0's host.
+    pub network_selection: Option<String>,
+    /// What produced it.
+    pub provenance: Option<benchkit::provenance::Provenance>,
+    /// The scan.
+    pub scan: Scan,
+}
+
+/// The scan's settings, nodes, pairs and verdict.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Scan {
+    /// How it ran.
+    pub settings: Settings,
+    /// Every node, in the order of its lowest rank.
+    pub nodes: Vec<ScanNode>,
+    /// Every pair measured in the scan's rounds, in round order.
+    pub pairs: Vec<ScanPair>,
+    /// The hosts flagged slow.
+    pub flagged_nodes: Vec<String>,
+    /// The links flagged slow, by their two hosts.
+    pub flagged_links: Vec<[String; 2]>,
+    /// Seconds from the first round to the verdict.
+    pub wall_s: f64,
+}
+
+/// One node's figures and verdict.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ScanNode {
+    /// Its processor name.
+    pub host: String,
+    /// Its ranks.
+    pub ranks: usize,
+    /// The partners it was measured with.
+    pub partners: usize,
+    /// Median over its partners of the message rate per rank pair (messages per second,
+    /// sent and received).
+    pub msgs_per_s: Option<f64>,
+    /// That over the median of all nodes.
+    pub rate_ratio: Option<f64>,
+    /// Median over its partners of the bandwidth per rank pair (MiB per second, sent and
+    /// received).
+    pub mib_per_s: Option<f64>,
+    /// That over the median of all nodes.
+    pub bandwidth_ratio: Option<f64>,
+    /// The metrics in which it is slow (after re-measurement).
+    pub slow: Vec<String>,
+    /// Whether it was suspected after the first rounds.
+    pub suspected: bool,
+    /// Whether it is flagged: suspected, and slow again when re-measured.
+    pub flagged: bool,
+    /// The verdict in words, as the table shows it.
+    pub verdict: String,
+}
+
+/// One pair's figures.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ScanPair {
+    /// The first node's host.
+    pub a: String,
+    /// The second node's host.
+    pub b: String,
+    /// The first measurement.
+    pub first: PairRun,
+    /// The re-measurement, when the pair was suspect.
+    pub remeasured: Option<PairRun>,
+    /// The better rate per rank pair over what its nodes reach with others.
+    pub rate_ratio: Option<f64>,
+    /// The same for the bandwidth.
+    pub bandwidth_ratio: Option<f64>,
+    /// Whether it is flagged as a slow link.
+    pub flagged: bool,
+}
+
+fn slow_words(f: &Figures) -> Vec<String> {
+    f.slow_in()
+        .into_iter()
+        .map(|m| m.name().to_string())
+        .collect()
+}
+
+impl Scan {
+    /// The scan's part of the document.
+    pub fn new(settings: Settings, nodes: &[Node], outcome: &Outcome, wall_s: f64) -> Scan {
+        let scan_nodes = nodes
+            .iter()
+            .enumerate()
+            .map(|(n, node)| {
+                let (partners, figures) = &outcome.verdict.nodes[n];
+                let suspected = outcome.suspected_nodes.contains(&n);
+                let flagged = outcome.flagged_nodes.contains(&n);
+                let verdict = if *partners == 0 {
+                    "not measured".to_string()
+                } else if flagged {
+                    format!("SLOW ({})", slow_words(figures).join(", "))
+                } else if suspected {
+                    "ok when re-measured".to_string()
+                } else {
+                    "ok".to_string()
+                };
+                ScanNode {
+                    host: node.host.clone(),
+                    ranks: node.ranks.len(),
+                    partners: *partners,
+                    msgs_per_s: figures.rate.value,
+                    rate_ratio: figures.rate.ratio,
+                    mib_per_s: figures.bandwidth.value,
+                    bandwidth_ratio: figures.bandwidth.ratio,
+                    slow: slow_words(figures),
+                    suspected,
+                    flagged,
+                    verdict,
+                }
+            })
+            .collect();
+        let pairs = outcome
+            .pairs
+            .iter()
+            .enumerate()
+            .map(|(k, (first, again))| {
+                let f = &outcome.verdict.pairs[k];
+                ScanPair {
+                    a: nodes[first.a].host.clone(),
+                    b: nodes[first.b].host.clone(),
+                    first: *first,
+                    remeasured: *again,
+                    rate_ratio: f.rate.ratio,
+                    bandwidth_ratio: f.bandwidth.ratio,
+                    flagged: outcome.flagged_links.contains(&k),
+                }
+            })
+            .collect();
+        Scan {
+            settings,
+            nodes: scan_nodes,
+            pairs,
+            flagged_nodes: outcome
+                .flagged_nodes
+                .iter()
+                .map(|&n| nodes[n].host.clone())
+                .collect(),
+            flagged_links: outcome
+                .flagged_links
+                .iter()
+                .map(|&k| {
+                    let r = &outcome.pairs[k].0;
+                    [nodes[r.a].host.clone(), nodes[r.b].host.clone()]
+                })
+                .collect(),
+            wall_s,
+        }
+    }
+
+    /// The scan before its verdict: the nodes with their partners so far and the pairs
+    /// measured, nothing judged or flagged.
+    pub fn partial(settings: Settings, nodes: &[Node], runs: &[PairRun], wall_s: f64) -> Scan {
+        let mut partners = vec![0usize; nodes.len()];
+        for r in runs {
+            partners[r.a] += 1;
+            partners[r.b] += 1;
+        }
+        Scan {
+            settings,
+            nodes: nodes
+                .iter()
+                .zip(partners)
+                .map(|(node, partners)| ScanNode {
+                    host: node.host.clone(),
+                    ranks: node.ranks.len(),
+                    partners,
+                    msgs_per_s: None,
+                    rate_ratio: None,
+                    mib_per_s: None,
+                    bandwidth_ratio: None,
+                    slow: Vec::new(),
+                    suspected: false,
+                    flagged: false,
+                    verdict: "not judged: the scan did not finish".into(),
+                })
+                .collect(),
+            pairs: runs
+                .iter()
+                .map(|r| ScanPair {
+                    a: nodes[r.a].host.clone(),
+                    b: nodes[r.b].host.clone(),
+                    first: *r,
+                    remeasured: None,
+                    rate_ratio: None,
+                    bandwidth_ratio: None,
+                    flagged: false,
+                })
+                .collect(),
+            flagged_nodes: Vec::new(),
+            flagged_links: Vec::new(),
+            wall_s,
+        }
+    }
+
+    /// Whether anything is flagged.
+    pub fn flagged(&self) -> bool {
+        !self.flagged_nodes.is_empty() || !self.flagged_links.is_empty()
+    }
+}
+
+/// The first lines of the scan's output: what it does and by which rule.
+pub fn header(settings: &Settings, nodes: &[Node]) -> String {
+    let ranks: Vec<usize> = nodes.iter().map(|n| n.ranks.len()).collect();
+    let per_node = match (ranks.iter().min(), ranks.iter().max()) {
+        (Some(a), Some(b)) if a == b => {
+            format!("{a} rank{} per node", if *a == 1 { "" } else { "s" })
+        }
+        (Some(a), Some(b)) => format!("{a} to {b} ranks per node"),
+        _ => String::new(),
+    };
+    format!(
+        "# sqmr --scan: {} nodes, {per_node}, {} round{} of disjoint node pairs ({})\n\
+         # each pair: {} B messages for {:.2} s (rate, window {}), {} B for {:.2} s (bandwidth, window {})\n\
+         # SLOW: below {:.2} of the median and, in logarithms, {} scaled MADs below the others; again when re-measured\n",
+        nodes.len(),
+        settings.rounds,
+        if settings.rounds == 1 { "" } else { "s" },
+        if settings.all_pairs { "every pair" } else { "not every pair: --scan-rounds" },
+        settings.small_bytes,
+        settings.seconds,
+        settings.window_small,
+        settings.large_bytes,
+        settings.seconds,
+        settings.window_large,
+        settings.threshold,
+        settings.mads,
+    )
+}
+
+fn figure(value: Option<f64>) -> String {
+    value.map_or_else(|| "-".to_string(), |v| format!("{v:.1}"))
+}
+
+fn ratio(value: Option<f64>) -> String {
+    value.map_or_else(|| "-".to_string(), |v| format!("{v:.2}"))
+}
+
+/// The table: a line per node, then a line per flagged link, then the verdict line.
+pub fn table(scan: &Scan) -> String {
+    let width = scan
+        .nodes
+        .iter()
+        .map(|n| n.host.len())
+        .max()
+        .unwrap_or(4)
+        .max(4);
+    let mut out = format!(
+        "# {:<width$} {:>5} {:>8} {:>14} {:>6} {:>12} {:>6}  verdict\n",
+        "node", "ranks", "partners", "msgs/s", "ratio", "MiB/s", "ratio"
+    );
+    out += "# (figures per rank pair: the median over the node's partners)\n";
+    for n in &scan.nodes {
+        out += &format!(
+            "  {:<width$} {:>5} {:>8} {:>14} {:>6} {:>12} {:>6}  {}\n",
+            n.host,
+            n.ranks,
+            n.partners,
+            figure(n.msgs_per_s),
+            ratio(n.rate_ratio),
+            figure(n.mib_per_s),
+            ratio(n.bandwidth_ratio),
+            n.verdict
+        );
+    }
+    for p in scan.pairs.iter().filter(|p| p.flagged) {
+        let k = p.first.rank_pairs.max(1) as f64;
+        let again = p.remeasured.unwrap_or(p.first);
+        out += &format!(
+            "  link {} - {}: {:.1} msgs/s ({} of expected), {:.1} MiB/s ({} of expected) per rank pair  SLOW (link)\n",
+            p.a,
+            p.b,
+            p.first.msgs_per_s.max(again.msgs_per_s) / k,
+            ratio(p.rate_ratio),
+            p.first.mib_per_s.max(again.mib_per_s) / k,
+            ratio(p.bandwidth_ratio),
+        );
+    }
+    out += &verdict_line(scan);
+    out
+}
+
+/// The last line: what was flagged, or that nothing was.
+pub fn verdict_line(scan: &Scan) -> String {
+    if !scan.flagged() {
+        return format!(
+            "# scan: no node or link flagged ({} nodes, {} pairs, {:.1} s)\n",
+            scan.nodes.len(),
+            scan.pairs.len(),
+            scan.wall_s
+        );
+    }
+    let mut parts = Vec::new();
+    if !scan.flagged_nodes.is_empty() {
+        parts.push(format!(
+            "slow node{}: {}",
+            plural(scan.flagged_nodes.len()),
+            scan.flagged_nodes.join(", ")
+        ));
+    }
+    if !scan.flagged_links.is_empty() {
+        let links: Vec<String> = scan
+            .flagged_links
+            .iter()
+            .map(|[a, b]| format!("{a} - {b}"))
+            .collect();
+        parts.push(format!(
+            "slow link{}: {}",
+            plural(links.len()),
+            links.join(", ")
+        ));
+    }
+    format!("# scan: {} ({:.1} s)\n", parts.join("; "), scan.wall_s)
+}
+
+fn plural(n: usize) -> &'static str {
+    if n == 1 {
+        ""
+    } else {
+        "s"
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::scan::{assemble, nodes_of, pairing::round_robin};
+
+    fn scan_of(slow: impl Fn(usize, usize) -> f64) -> Scan {
+        let names: Vec<String> = ["n1", "n2", "n3", "n4", "n5"].map(String::from).to_vec();
+        let nodes = nodes_of(&names);
+        let runs: Vec<PairRun> = round_robin(5, usize::MAX)
+            .into_iter()
+            .enumerate()
+            .flat_map(|(round, pairs)| pairs.into_iter().map(move |(a, b)| (round, a, b)))
+            .map(|(round, a, b)| PairRun {
+                a,
+                b,
+                round,
+                rank_pairs: 1,
+                msgs_per_s: 1e6,
+                mib_per_s: 1000.0 * slow(a, b),
+            })
+            .collect();
+        let settings = Settings::new(5, 10, 16, 0.5, 0.7);
+        let outcome = assemble(5, &runs, &runs, 0.7);
+        Scan::new(settings, &nodes, &outcome, 3.0)
+    }
+
+    #[test]
+    fn the_table_marks_the_slow_node_and_the_last_line_names_it() {
+        let scan = scan_of(|a, b| if a == 3 || b == 3 { 0.1 } else { 1.0 });
+        assert_eq!(scan.flagged_nodes, vec!["n4".to_string()]);
+        let text = table(&scan);
+        let line = |host: &str| {
+            text.lines()
+                .find(|l| l.split_whitespace().next() == Some(host))
+                .unwrap()
+                .to_string()
+        };
+        assert!(line("n4").ends_with("SLOW (bandwidth)"), "{text}");
+        assert!(line("n1").ends_with("  ok"), "{text}");
+        assert!(text.ends_with("# scan: slow node: n4 (3.0 s)\n"), "{text}");
+        let doc = serde_json::to_value(&scan).unwrap();
+        assert_eq!(doc["nodes"][3]["flagged"], true);
+        assert_eq!(doc["nodes"][3]["slow"][0], "bandwidth");
+        assert_eq!(doc["pairs"].as_array().unwrap().len(), 10);
+    }
+
+    #[test]
+    fn a_slow_link_gets_its_line_and_a_healthy_scan_says_so() {
+        let scan = scan_of(|a, b| if (a, b) == (0, 2) { 0.2 } else { 1.0 });
+        assert!(scan.flagged_nodes.is_empty());
+        assert_eq!(
+            scan.flagged_links,
+            vec![["n1".to_string(), "n3".to_string()]]
+        );
+        let text = table(&scan);
+        assert!(
+            text.contains("  link n1 - n3: ") && text.contains("SLOW (link)"),
+            "{text}"
+        );
+        assert!(
+            text.ends_with("# scan: slow link: n1 - n3 (3.0 s)\n"),
+            "{text}"
+        );
+        let scan = scan_of(|_, _| 1.0);
+        assert!(!scan.flagged());
+        assert!(
+            table(&scan).ends_with("# scan: no node or link flagged (5 nodes, 10 pairs, 3.0 s)\n")
+        );
+    }
+}
