@@ -203,32 +203,45 @@ fn a_rank_stopped_for_good_ends_the_job_keeping_what_was_measured() {
 
 #[test]
 fn a_pause_that_recovered_is_flagged() {
-    let mut run = Run::start("20", &["--stall-timeout", "120"]);
-    // In the first partition, where both ranks call.
-    run.wait_until("the first partition started", |r| {
-        mpitest::dir_entries(r.dir.path())
+    // The pause may fall between two patterns' timed windows (the agreements between
+    // them), where no figure includes it and nothing is to be flagged: that run proves
+    // nothing either way, and is made again.
+    for attempt in 1..=3 {
+        let mut run = Run::start("20", &["--stall-timeout", "120"]);
+        // In the first partition, where both ranks call.
+        run.wait_until("the first partition started", |r| {
+            mpitest::dir_entries(r.dir.path())
+                .iter()
+                .any(|n| n.starts_with("b_eff_io.") && r.path(n).join("p0.n2").exists())
+        });
+        let (_, rank1) = run.ranks();
+        std::thread::sleep(Duration::from_millis(1500));
+        signal(rank1, "STOP");
+        std::thread::sleep(Duration::from_secs(8));
+        signal(rank1, "CONT");
+        let (code, stderr, _, dir) = run.finish(Duration::from_secs(200));
+        assert_eq!(code, Some(0), "{stderr}");
+        let doc = json(dir.path());
+        assert_eq!(doc["complete"], true);
+        let warnings = doc["warnings"].as_array().unwrap();
+        let Some(flagged) = warnings
             .iter()
-            .any(|n| n.starts_with("b_eff_io.") && r.path(n).join("p0.n2").exists())
-    });
-    let (_, rank1) = run.ranks();
-    std::thread::sleep(Duration::from_millis(1500));
-    signal(rank1, "STOP");
-    std::thread::sleep(Duration::from_secs(8));
-    signal(rank1, "CONT");
-    let (code, stderr, _, dir) = run.finish(Duration::from_secs(200));
-    assert_eq!(code, Some(0), "{stderr}");
-    let doc = json(dir.path());
-    assert_eq!(doc["complete"], true);
-    let warnings = doc["warnings"].as_array().unwrap();
-    let flagged = warnings
-        .iter()
-        .find(|w| w["seconds"].as_f64().unwrap() > 6.0)
-        .unwrap_or_else(|| panic!("the pause was not flagged: {warnings:?}\n{stderr}"));
-    assert!(
-        stderr.contains("b_eff_io: WARNING")
-            && stderr.contains(flagged["message"].as_str().unwrap()),
-        "{stderr}"
-    );
+            .find(|w| w["seconds"].as_f64().unwrap() > 6.0)
+        else {
+            assert!(
+                attempt < 3,
+                "the pause was not flagged in 3 runs: {warnings:?}\n{stderr}"
+            );
+            eprintln!("NOTE: the pause fell outside every timed window (attempt {attempt}): again");
+            continue;
+        };
+        assert!(
+            stderr.contains("b_eff_io: WARNING")
+                && stderr.contains(flagged["message"].as_str().unwrap()),
+            "{stderr}"
+        );
+        return;
+    }
 }
 
 #[test]
@@ -241,7 +254,15 @@ fn sigterm_keeps_every_finished_partition() {
     signal(rank0, "TERM");
     signal(rank1, "TERM");
     let (code, stderr, seconds, dir) = run.finish(Duration::from_secs(120));
-    assert_ne!(code, Some(0), "{stderr}");
+    // The ranks leave with 143, as they say; hydra's own code was 0 or 143 from run to run
+    // (docs/b_eff_io.md), so under hydra a 0 is taken when the ranks said why they stopped.
+    let hydra = Installation::from_env().family() == mpitest::Family::Hydra;
+    if hydra && code == Some(0) {
+        assert!(stderr.contains("interrupted by signal 15"), "{stderr}");
+        eprintln!("NOTE: hydra's mpiexec exited 0 after passing SIGTERM on");
+    } else {
+        assert_ne!(code, Some(0), "{stderr}");
+    }
     assert!(seconds < 60.0, "{seconds} s to end");
     let doc = json(dir.path());
     assert_eq!(doc["complete"], false, "{stderr}");
