@@ -142,6 +142,13 @@ pub fn compare(a: &Run, b: &Run) -> Result<Comparison> {
     let (headline, rows) = match (&a.document, &b.document) {
         (Document::Sqmr(x), Document::Sqmr(y)) => sqmr_rows(x, y),
         (Document::BEffIo(x), Document::BEffIo(y)) => beffio_rows(x, y),
+        (Document::SqmrScan(_), Document::SqmrScan(_)) => {
+            return Err(Error::Usage(format!(
+                "{} and {} are scans of nodes (sqmr --scan): compare compares message-rate \
+                 and b_eff_io results; plot each scan (xylem plot SCAN.json -o scan.svg)",
+                a.source, b.source
+            )))
+        }
         _ => return Err(Error::Usage("results of different kinds".into())),
     };
     // One verdict per size: the rate rows (a bandwidth row repeats its size's verdict).

@@ -5,6 +5,7 @@ use std::path::Path;
 use crate::error::Error;
 use beffio::report::json as beffio_doc;
 use sqmr::report::json as sqmr_doc;
+use sqmr::scan::report::ScanDocument;
 
 /// A result of this crate's functions.
 pub type Result<T> = std::result::Result<T, Error>;
@@ -16,6 +17,8 @@ pub enum Kind {
     Sqmr,
     /// Written by `b_eff_io --json`.
     BEffIo,
+    /// Written by `sqmr --scan --json`.
+    SqmrScan,
 }
 
 impl Kind {
@@ -24,6 +27,7 @@ impl Kind {
         match self {
             Kind::Sqmr => "sqmr",
             Kind::BEffIo => "b_eff_io",
+            Kind::SqmrScan => "sqmr --scan",
         }
     }
 }
@@ -35,6 +39,8 @@ pub enum Document {
     Sqmr(sqmr_doc::Document),
     /// A b_eff_io result.
     BEffIo(beffio_doc::Document),
+    /// A scan of the nodes by `sqmr --scan`.
+    SqmrScan(Box<ScanDocument>),
 }
 
 /// One loaded result and the label it goes by in legends and tables.
@@ -54,6 +60,7 @@ impl Run {
         match self.document {
             Document::Sqmr(_) => Kind::Sqmr,
             Document::BEffIo(_) => Kind::BEffIo,
+            Document::SqmrScan(_) => Kind::SqmrScan,
         }
     }
 }
@@ -134,11 +141,13 @@ pub fn parse(text: &str, path: &Path) -> Result<Document> {
     let kind = match head.benchmark {
         None => return Err(unknown("no \"benchmark\" field".into())),
         Some(serde_json::Value::String(s)) if s == "sqmr" && head.mode.is_some() => {
-            return Err(unknown(format!(
-                "a `sqmr --scan` document (\"mode\": {}), whose table and verdict sqmr \
-                 printed; the plots and tables here are of message-rate schedules",
-                head.mode.unwrap_or_default()
-            )))
+            if head.mode != Some(serde_json::Value::String("scan".into())) {
+                return Err(unknown(format!(
+                    "a sqmr document whose \"mode\" is {}, not \"scan\"",
+                    head.mode.unwrap_or_default()
+                )));
+            }
+            Kind::SqmrScan
         }
         Some(serde_json::Value::String(s)) if s == "sqmr" => Kind::Sqmr,
         Some(serde_json::Value::String(s)) if s == "b_eff_io" => Kind::BEffIo,
@@ -156,6 +165,9 @@ pub fn parse(text: &str, path: &Path) -> Result<Document> {
         Kind::BEffIo => beffio_doc::Document::from_json(text)
             .map(Document::BEffIo)
             .map_err(|e| malformed(e.to_string())),
+        Kind::SqmrScan => ScanDocument::from_json(text)
+            .map(|d| Document::SqmrScan(Box::new(d)))
+            .map_err(malformed),
     }
 }
 
@@ -193,9 +205,11 @@ mod tests {
         assert!(e.starts_with("r.json: a sqmr result, but malformed"), "{e}");
         let e = err("{\"benchmark\": \"sqmr\", \"mode\": \"scan\", \"scan\": {}}");
         assert!(
-            e.contains("a `sqmr --scan` document") && e.contains("\"scan\""),
+            e.starts_with("r.json: a sqmr --scan result, but malformed"),
             "{e}"
         );
+        let e = err("{\"benchmark\": \"sqmr\", \"mode\": \"x\"}");
+        assert!(e.contains("whose \"mode\" is \"x\""), "{e}");
         let e = err("{\"benchmark\": \"b_eff_io\"}");
         assert!(
             e.starts_with("r.json: a b_eff_io result, but malformed"),

@@ -268,3 +268,41 @@ fn sqmr_intervals_are_error_bars_around_the_medians() {
     assert!(polylines(&plain, &hex(0), &width).is_empty());
     assert_eq!(count(&texts(&plain), splot::NOTE), 1);
 }
+
+#[test]
+fn a_scan_is_a_heat_map_with_the_slow_node_named_on_both_axes() {
+    use analysis::plot::scan as scanplot;
+    let text = svg(&[run("scan-a.json")]);
+    let doc = roxmltree::Document::parse(&text).unwrap();
+    let t = texts(&doc);
+    assert_eq!(count(&t, scanplot::TITLE), 1, "{t:?}");
+    // Both panels, both axes.
+    assert_eq!(count(&t, "xys3 SLOW"), 4, "{t:?}");
+    assert_eq!(count(&t, "xys1"), 4, "{t:?}");
+    assert!(t.iter().any(|l| l == "slow: xys3"), "{t:?}");
+    // The throttled node's bandwidth cells are red (at about 0.01 of the median, next to
+    // the red end of the scale); every other measured cell is not.
+    let red_end = scanplot::colour(0.0, 0.7);
+    let near_red = |fill: &str| {
+        let hex = |k: usize| i32::from_str_radix(&fill[1 + 2 * k..3 + 2 * k], 16).unwrap_or(-1);
+        fill.len() == 7
+            && [red_end.0, red_end.1, red_end.2]
+                .iter()
+                .enumerate()
+                .all(|(k, &c)| (hex(k) - c as i32).abs() <= 8)
+    };
+    let reds = doc
+        .descendants()
+        .filter(|n| n.has_tag_name("rect") && n.attribute("fill").is_some_and(near_red))
+        .count();
+    assert_eq!(
+        reds, 6,
+        "xys3 with its 3 partners, both ways, in the bandwidth panel"
+    );
+}
+
+#[test]
+fn one_scan_per_picture() {
+    let e = plot(&[run("scan-a.json"), run("scan-a.json")], Format::Svg).unwrap_err();
+    assert!(e.to_string().contains("a picture holds one scan"), "{e}");
+}

@@ -29,6 +29,11 @@ fn scan(fabric: &Fabric, per_host: usize, name: &str, extra: &[&str]) -> (Job, V
     assert!(!job.timed_out, "{name}: {job:#?}");
     eprintln!("{name}:\n{}", job.stdout);
     let doc = read(&json, &job);
+    // For the analysis crate's fixtures: the documents, kept where this names.
+    if let Some(keep) = std::env::var_os("XYLEM_KEEP_SCAN_JSON") {
+        let to = Path::new(&keep).join(format!("{name}.json"));
+        std::fs::copy(&json, &to).unwrap_or_else(|e| panic!("{}: {e}", to.display()));
+    }
     (job, doc)
 }
 

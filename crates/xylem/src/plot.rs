@@ -14,7 +14,8 @@ use clap::Args;
 /// `xylem plot` arguments.
 #[derive(Debug, Args)]
 pub struct PlotArgs {
-    /// Results written by `sqmr --json` or `b_eff_io --json` (all of one benchmark).
+    /// Results written by `sqmr --json` or `b_eff_io --json` (all of one benchmark), or one
+    /// `sqmr --scan --json` document (drawn as a heat map of its node pairs).
     #[arg(required = true, value_name = "RESULT.json")]
     pub results: Vec<PathBuf>,
     /// The picture to write (a new file, never overwritten): its name ends in .svg or .png.

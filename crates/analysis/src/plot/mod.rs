@@ -1,4 +1,5 @@
-//! The plots: sqmr's rate and bandwidth curves, b_eff_io's rows of three panels.
+//! The plots: sqmr's rate and bandwidth curves, b_eff_io's rows of three panels, and
+//! `sqmr --scan`'s node-by-node heat map.
 //!
 //! Both are drawn with plotters on any backend: SVG as text, PNG through an RGB buffer
 //! encoded by [`png`](mod@png_file). Text is laid out with a TrueType font found at
@@ -7,6 +8,7 @@
 pub mod beffio;
 pub mod font;
 pub mod png_file;
+pub mod scan;
 pub mod sqmr;
 pub mod style;
 
@@ -65,10 +67,17 @@ pub fn plot(runs: &[Run], format: Format) -> Result<Vec<u8>> {
             )));
         }
     }
+    if kind == Kind::SqmrScan && runs.len() > 1 {
+        return Err(Error::Usage(format!(
+            "{} scans given: a picture holds one scan (its nodes on both axes)",
+            runs.len()
+        )));
+    }
     font::ensure()?;
     let size = match kind {
         Kind::Sqmr => sqmr::SIZE,
         Kind::BEffIo => beffio::size(&beffio_docs(runs)),
+        Kind::SqmrScan => scan::size(scan_doc(runs).map_or(0, |d| d.scan.nodes.len())),
     };
     render(
         size,
@@ -117,6 +126,8 @@ pub fn nothing_to_plot(document: &Document) -> Option<&'static str> {
             };
             (positive(d) == 0).then_some("no message size above 0 with rates above 0 to plot")
         }
+        Document::SqmrScan(d) if d.scan.pairs.is_empty() => Some("no pair of nodes measured"),
+        Document::SqmrScan(_) => None,
         Document::BEffIo(d) if d.partitions.is_empty() => Some("no partition to plot"),
         Document::BEffIo(d) => {
             let measured = d.partitions.iter().any(|p| {
@@ -142,20 +153,31 @@ fn draw<DB: DrawingBackend>(
                 .iter()
                 .filter_map(|r| match &r.document {
                     Document::Sqmr(d) => Some((r.label.as_str(), d)),
-                    Document::BEffIo(_) => None,
+                    _ => None,
                 })
                 .collect();
             sqmr::draw(root, &docs)
         }
         Kind::BEffIo => beffio::draw(root, &beffio_docs(runs)),
+        Kind::SqmrScan => match scan_doc(runs) {
+            Some(doc) => scan::draw(root, doc),
+            None => Ok(()),
+        },
     }
+}
+
+fn scan_doc(runs: &[Run]) -> Option<&::sqmr::scan::report::ScanDocument> {
+    runs.iter().find_map(|r| match &r.document {
+        Document::SqmrScan(d) => Some(&**d),
+        _ => None,
+    })
 }
 
 fn beffio_docs(runs: &[Run]) -> Vec<(&str, &::beffio::report::json::Document)> {
     runs.iter()
         .filter_map(|r| match &r.document {
             Document::BEffIo(d) => Some((r.label.as_str(), d)),
-            Document::Sqmr(_) => None,
+            _ => None,
         })
         .collect()
 }

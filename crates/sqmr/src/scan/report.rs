@@ -32,6 +32,42 @@ pub struct ScanDocument {
     pub scan: Scan,
 }
 
+impl ScanDocument {
+    /// Reads a scan document: its layout, its version (up to [`SCAN_SCHEMA_VERSION`]), and
+    /// pairs that name nodes of the document with figures no run refuses (finite, not
+    /// negative).
+    pub fn from_json(text: &str) -> Result<ScanDocument, String> {
+        let doc: ScanDocument = serde_json::from_str(text).map_err(|e| e.to_string())?;
+        if doc.mode != "scan" {
+            return Err(format!("\"mode\" is \"{}\", not \"scan\"", doc.mode));
+        }
+        if doc.schema_version > SCAN_SCHEMA_VERSION {
+            return Err(format!(
+                "schema_version {} is newer than this program reads (up to {SCAN_SCHEMA_VERSION})",
+                doc.schema_version
+            ));
+        }
+        let known = |h: &str| doc.scan.nodes.iter().any(|n| n.host == h);
+        for (k, p) in doc.scan.pairs.iter().enumerate() {
+            if !known(&p.a) || !known(&p.b) {
+                return Err(format!(
+                    "scan.pairs[{k}] names a host that is not in scan.nodes"
+                ));
+            }
+            for r in std::iter::once(&p.first).chain(&p.remeasured) {
+                for (what, v) in [("msgs_per_s", r.msgs_per_s), ("mib_per_s", r.mib_per_s)] {
+                    if !(v.is_finite() && v >= 0.0) {
+                        return Err(format!(
+                            "scan.pairs[{k}]: {what} is {v}, which no run gives"
+                        ));
+                    }
+                }
+            }
+        }
+        Ok(doc)
+    }
+}
+
 /// The scan's settings, nodes, pairs and verdict.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Scan {
