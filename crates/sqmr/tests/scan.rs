@@ -200,3 +200,50 @@ fn a_scan_on_one_host_is_refused_naming_it() {
     );
     assert!(job.stdout.is_empty(), "{}", job.stdout);
 }
+
+/// The time of a scan per node count (`scripts/bench-scan.sh`; not part of `make test`):
+/// healthy fabrics of `SCAN_NODES` hosts (default 4 8 16), one rank each, a line per run
+/// appended to `bench/out/scan.txt`.
+#[test]
+#[ignore = "a benchmark: scripts/bench-scan.sh"]
+fn scan_time_per_node_count() {
+    let counts: Vec<usize> = std::env::var("SCAN_NODES")
+        .unwrap_or_else(|_| "4 8 16".into())
+        .split_whitespace()
+        .map(|n| n.parse().expect("SCAN_NODES: node counts"))
+        .collect();
+    let out = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../bench/out/scan.txt");
+    std::fs::create_dir_all(out.parent().unwrap()).unwrap();
+    for n in counts {
+        let Some(fabric) = fabric(n) else {
+            return;
+        };
+        let (job, doc) = scan(&fabric, 1, &format!("bench-{n}"), &[]);
+        assert_eq!(job.code, Some(0), "{job:#?}");
+        let scan = &doc["scan"];
+        let line = format!(
+            "nodes {n} ranks {n} rounds {} pairs {} remeasured {} scan_s {:.2} job_s {:.2} flagged {} ({})\n",
+            scan["settings"]["rounds"],
+            scan["pairs"].as_array().unwrap().len(),
+            scan["pairs"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .filter(|p| !p["remeasured"].is_null())
+                .count(),
+            scan["wall_s"].as_f64().unwrap(),
+            job.elapsed.as_secs_f64(),
+            scan["flagged_nodes"].as_array().unwrap().len()
+                + scan["flagged_links"].as_array().unwrap().len(),
+            Installation::from_env().name(),
+        );
+        eprint!("{line}");
+        use std::io::Write;
+        std::fs::OpenOptions::new()
+            .create(true)
+            .append(true)
+            .open(&out)
+            .and_then(|mut f| f.write_all(line.as_bytes()))
+            .unwrap_or_else(|e| panic!("{}: {e}", out.display()));
+    }
+}
