@@ -1,0 +1,93 @@
+//! `sqmr --scan` under `srun` on a local Slurm whose nodes are namespace hosts on one switch
+//! (netns::switch): one node's cable throttled with `tc tbf`, the scan flags that node
+//! alone and exits 4, naming it by its Slurm node name. Under Open MPI (`--mpi=pmix`) on
+//! four nodes; under the hydra MPIs (`--mpi=pmi2`), whose waiting ranks spin, on three, so
+//! that a round's one pair has this machine's two cores to itself.
+
+use std::time::Duration;
+
+use mpitest::Installation;
+use netns::switch::{fabric_or_skip, SUBNET};
+use slurmtest::{sibling_binary, skip, Cluster, Config, NodeNetworks, StartError};
+
+const LIMIT: Duration = Duration::from_secs(240);
+
+#[test]
+fn srun_scan_flags_the_throttled_node_by_its_slurm_name() {
+    let mpi = Installation::from_env();
+    let nodes = if mpi.is_open_mpi() { 4 } else { 3 };
+    let Some(fabric) = fabric_or_skip(nodes) else {
+        return;
+    };
+    let networks = NodeNetworks {
+        namespaces: fabric.hosts().to_vec(),
+        addresses: (1..=nodes).map(|k| format!("{SUBNET}.{k}")).collect(),
+    };
+    let cluster = match Cluster::start_with(&Config::in_namespaces(networks)) {
+        Ok(c) => c,
+        Err(StartError::Unavailable(why)) => return skip(&format!("no local Slurm: {why}")),
+        Err(e) => panic!("{e}"),
+    };
+    let plugin = if mpi.is_open_mpi() {
+        "--mpi=pmix"
+    } else {
+        "--mpi=pmi2"
+    };
+    let own = slurmtest::srun_env(mpi);
+    let mut env: Vec<(&str, &str)> = netns::network_defaults(mpi).to_vec();
+    env.extend(own.iter().map(|(k, v)| (*k, v.as_str())));
+    // Ranks that wait give up their core (Open MPI); see crates/sqmr/tests/scan.rs.
+    env.push(("OMPI_MCA_mpi_yield_when_idle", "1"));
+    let sqmr = sibling_binary("sqmr");
+    let json = fabric.dir().join("scan.json");
+    let n = nodes.to_string();
+    fabric.throttle_host(1, 100).unwrap();
+    let argv = [
+        "srun",
+        plugin,
+        "-N",
+        &n,
+        "-n",
+        &n,
+        sqmr.to_str().unwrap(),
+        "--scan",
+        "--json",
+        json.to_str().unwrap(),
+    ];
+    let job = cluster.run(LIMIT, &argv, &env);
+    eprintln!("{}", job.stdout);
+    assert!(!job.timed_out, "{job:#?}");
+    assert_eq!(
+        job.code,
+        Some(4),
+        "{job:#?}\nslurmctld:\n{}",
+        cluster.log_tail("slurmctld", 30)
+    );
+    let doc: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
+    let slow = cluster.nodes()[1].clone();
+    assert_eq!(
+        doc["scan"]["flagged_nodes"],
+        serde_json::json!([slow]),
+        "{doc}"
+    );
+    assert!(
+        doc["scan"]["flagged_links"].as_array().unwrap().is_empty(),
+        "{doc}"
+    );
+    assert_eq!(
+        doc["provenance"]["job_id_variable"], "SLURM_JOB_ID",
+        "{doc}"
+    );
+    let line = job
+        .stdout
+        .lines()
+        .find(|l| l.split_whitespace().next() == Some(slow.as_str()))
+        .unwrap_or_else(|| panic!("no line for {slow}:\n{}", job.stdout));
+    assert!(line.contains("SLOW (bandwidth)"), "{}", job.stdout);
+    assert!(
+        job.stdout.contains(&format!("# scan: slow node: {slow} (")),
+        "{}",
+        job.stdout
+    );
+}
