@@ -26,9 +26,7 @@ pub fn install(program: &str, rank: i32) {
             None => payload(info),
         };
         outfile::eprintln!("{}", message(&program, rank, &what));
-        // A moment for the launcher to forward the line: MPICH 5's hydra dropped it once
-        // when the abort came first (a CI replica run, b_eff_io under mpich5).
-        std::thread::sleep(std::time::Duration::from_millis(200));
+        std::thread::sleep(crate::watchdog::FORWARD_PAUSE);
         SimpleCommunicator::world().abort(EXIT_CODE);
     }));
 }

@@ -121,14 +121,18 @@ impl std::fmt::Debug for Watchdog {
     }
 }
 
+/// How long a rank that has printed its last line waits before it ends the job (its own
+/// exit, or `MPI_Abort`): launchers forward a rank's output asynchronously and dropped the
+/// line when the end came first (Open MPI's mpirun at a stall, MPICH 5's hydra at a panic).
+pub const FORWARD_PAUSE: Duration = Duration::from_millis(200);
+
 impl Watchdog {
     /// Starts watching this rank: `timeout` without progress ends the process (see the
     /// module). `None` for the timeout (`--stall-timeout 0`) watches nothing.
     pub fn start(program: &str, rank: i32, host: &str, timeout: Option<Duration>) -> Watchdog {
         Self::start_with(program, rank, host, timeout, |stall| {
-            // The line went out before the hook; a moment for the launcher to forward it
-            // (Open MPI's mpirun dropped it when the exit came first).
-            std::thread::sleep(Duration::from_millis(200));
+            // The line went out before the hook; a moment for the launcher to forward it.
+            std::thread::sleep(FORWARD_PAUSE);
             signal_hook::low_level::exit(stall.code)
         })
     }

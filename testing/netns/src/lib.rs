@@ -130,17 +130,49 @@ fn holder_name(host: &str) -> String {
 /// Stops every process left in a host's mount namespace (its holder included): the
 /// namespace, and every mount made in it, goes with the last of them.
 fn stop_host_namespaces<S: AsRef<str>>(hosts: &[S]) {
-    for host in hosts {
-        let host = host.as_ref();
-        let name = holder_name(host);
-        for holder in procs::processes_where(|p| procs::cmdline(p).starts_with(name.as_bytes())) {
-            if let Some(ns) = procs::mount_namespace(holder) {
-                for pid in procs::processes_in_mount_namespace(&ns) {
-                    procs::signal(pid, "KILL");
-                }
+    let names: Vec<String> = hosts.iter().map(|h| holder_name(h.as_ref())).collect();
+    // One pass over the processes for all the hosts.
+    let holders = procs::processes_where(|p| {
+        let cmdline = procs::cmdline(p);
+        names.iter().any(|n| cmdline.starts_with(n.as_bytes()))
+    });
+    for holder in holders {
+        if let Some(ns) = procs::mount_namespace(holder) {
+            for pid in procs::processes_in_mount_namespace(&ns) {
+                procs::signal(pid, "KILL");
             }
-            procs::signal(holder, "KILL");
         }
+        procs::signal(holder, "KILL");
+    }
+}
+
+/// A command that runs `argv` on `host`, whose namespaces the process `holder` holds: in
+/// its network and mount namespaces, with its host name, in this process's working
+/// directory.
+fn host_command<S: AsRef<std::ffi::OsStr>>(holder: u32, host: &str, argv: &[S]) -> Command {
+    let mut command = Command::new("nsenter");
+    command.args(["-t", &holder.to_string(), "--mount", "--net"]);
+    if let Ok(cwd) = std::env::current_dir() {
+        command.arg(format!("--wd={}", cwd.display()));
+    }
+    command
+        .args(["unshare", "--uts", "sh", "-c"])
+        .arg(format!("hostname {host}; exec \"$@\""))
+        .arg("sh")
+        .args(argv);
+    command
+}
+
+/// Gives a launcher's `command` the job's environment: [`network_defaults`] for `mpi`
+/// where `env` does not set them, then `env`.
+fn job_env(command: &mut Command, mpi: Installation, env: &[(&str, &str)]) {
+    for (key, value) in network_defaults(mpi) {
+        if !env.iter().any(|(k, _)| k == key) {
+            command.env(key, value);
+        }
+    }
+    for (k, v) in env {
+        command.env(k, v);
     }
 }
 
@@ -329,22 +361,7 @@ impl Cluster {
     /// A command that runs `argv` on host `host` (an index into [`HOSTS`]): in its network
     /// and mount namespaces, with its host name, in this process's working directory.
     pub fn on_host<S: AsRef<std::ffi::OsStr>>(&self, host: usize, argv: &[S]) -> Command {
-        let mut command = Command::new("nsenter");
-        command.args([
-            "-t",
-            &self.holders[host].id().to_string(),
-            "--mount",
-            "--net",
-        ]);
-        if let Ok(cwd) = std::env::current_dir() {
-            command.arg(format!("--wd={}", cwd.display()));
-        }
-        command
-            .args(["unshare", "--uts", "sh", "-c"])
-            .arg(format!("hostname {}; exec \"$@\"", HOSTS[host]))
-            .arg("sh")
-            .args(argv);
-        command
+        host_command(self.holders[host].id(), HOSTS[host], argv)
     }
 
     /// A scratch directory that lives as long as the cluster.
@@ -488,14 +505,7 @@ impl Cluster {
         }
         inner.extend(program.iter().map(|s| s.to_string()));
         let mut command = self.on_host(0, &inner);
-        for (key, value) in network_defaults(mpi) {
-            if !env.iter().any(|(k, _)| k == key) {
-                command.env(key, value);
-            }
-        }
-        for (k, v) in env {
-            command.env(k, v);
-        }
+        job_env(&mut command, mpi, env);
         command
     }
 

@@ -12,7 +12,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Child, Command};
 use std::time::Duration;
 
-use crate::{agent_script, hold_mount_namespace, network_defaults, sh, stop_host_namespaces};
+use crate::{agent_script, hold_mount_namespace, host_command, job_env, sh, stop_host_namespaces};
 use crate::{Family, Installation, Job, Unavailable};
 
 /// The switch's namespace.
@@ -225,7 +225,7 @@ impl Fabric {
 
     /// Runs `program` with `per_host` ranks on every host (ranks in host order), launched
     /// from the first host with `mpi`'s launcher, under `timeout` (`seconds`). `env` goes
-    /// to the launcher; [`network_defaults`] keep messages off shared memory.
+    /// to the launcher; [`crate::network_defaults`] keep messages off shared memory.
     pub fn launch(
         &self,
         mpi: Installation,
@@ -307,30 +307,13 @@ impl Fabric {
         }
         inner.extend(program.iter().map(|s| s.to_string()));
         let mut command = self.on_host(0, &inner);
-        for (key, value) in network_defaults(mpi) {
-            if !env.iter().any(|(k, _)| k == key) {
-                command.env(key, value);
-            }
-        }
-        for (k, v) in env {
-            command.env(k, v);
-        }
+        job_env(&mut command, mpi, env);
         command
     }
 
     /// A command that runs `argv` on host `k`, in its namespaces, with its host name.
     pub fn on_host<S: AsRef<std::ffi::OsStr>>(&self, k: usize, argv: &[S]) -> Command {
-        let mut command = Command::new("nsenter");
-        command.args(["-t", &self.holders[k].id().to_string(), "--mount", "--net"]);
-        if let Ok(cwd) = std::env::current_dir() {
-            command.arg(format!("--wd={}", cwd.display()));
-        }
-        command
-            .args(["unshare", "--uts", "sh", "-c"])
-            .arg(format!("hostname {}; exec \"$@\"", self.hosts[k]))
-            .arg("sh")
-            .args(argv);
-        command
+        host_command(self.holders[k].id(), &self.hosts[k], argv)
     }
 }
 

@@ -102,6 +102,16 @@ pub fn sibling_binary(name: &str) -> PathBuf {
     path
 }
 
+/// The `srun --mpi=` plugin that starts `mpi`'s ranks here: PMIx for Open MPI, Slurm's
+/// PMI-2 for the hydra libraries.
+pub fn srun_plugin(mpi: Installation) -> &'static str {
+    if mpi.is_open_mpi() {
+        "--mpi=pmix"
+    } else {
+        "--mpi=pmi2"
+    }
+}
+
 /// What the ranks of `mpi` need in their environment under `srun`, beyond the
 /// launcher's: Intel MPI finds Slurm's PMI-2 only through `I_MPI_PMI_LIBRARY` (it
 /// carries no PMI-2 client of its own that `srun --mpi=pmi2` could talk to).

@@ -39,7 +39,7 @@ mod jobs;
 mod namespaces;
 
 pub use config::{Config, NodeNetworks};
-pub use jobs::{pmi1_line_misread, sibling_binary, slurm_pmi2_library, srun_env};
+pub use jobs::{pmi1_line_misread, sibling_binary, slurm_pmi2_library, srun_env, srun_plugin};
 pub use mpitest::{Family, Installation, Job};
 
 use daemons::{stop_leftovers, Daemon};

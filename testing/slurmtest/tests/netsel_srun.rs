@@ -39,11 +39,7 @@ fn network_selection_under_srun_moves_the_bytes() {
         Err(e) => panic!("{e}"),
     };
     let mpi = Installation::from_env();
-    let plugin = if mpi.is_open_mpi() {
-        "--mpi=pmix"
-    } else {
-        "--mpi=pmi2"
-    };
+    let plugin = slurmtest::srun_plugin(mpi);
     // The namespaces share this machine's memory, and UCX or libfabric would carry the
     // messages through shared memory between them; real nodes cannot.
     let own = slurmtest::srun_env(mpi);

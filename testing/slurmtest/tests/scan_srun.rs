@@ -28,11 +28,7 @@ fn srun_scan_flags_the_throttled_node_by_its_slurm_name() {
         Err(StartError::Unavailable(why)) => return skip(&format!("no local Slurm: {why}")),
         Err(e) => panic!("{e}"),
     };
-    let plugin = if mpi.is_open_mpi() {
-        "--mpi=pmix"
-    } else {
-        "--mpi=pmi2"
-    };
+    let plugin = slurmtest::srun_plugin(mpi);
     let own = slurmtest::srun_env(mpi);
     let mut env: Vec<(&str, &str)> = netns::network_defaults(mpi).to_vec();
     env.extend(own.iter().map(|(k, v)| (*k, v.as_str())));

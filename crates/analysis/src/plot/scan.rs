@@ -140,11 +140,7 @@ fn verdict(scan: &Scan, complete: bool) -> String {
         parts.push(format!("slow: {}", scan.flagged_nodes.join(", ")));
     }
     if !scan.flagged_links.is_empty() {
-        let links: Vec<String> = scan
-            .flagged_links
-            .iter()
-            .map(|[a, b]| format!("{a} - {b}"))
-            .collect();
+        let links = scan.flagged_link_names();
         parts.push(format!("slow links: {}", links.join(", ")));
     }
     if parts.is_empty() {

@@ -12,7 +12,7 @@ use benchkit::{agree, Agreed, Exit, Failure};
 use mpi::topology::{Communicator, SimpleCommunicator};
 
 use super::{create_outputs, lock, stall_hook, stdout_failure, write_output, Stoppable};
-use crate::exec::scan::{group_by_host, share_rounds, Scanner};
+use crate::exec::scan::{group_by_host, share_rounds, Named, Scanner};
 use crate::options::Options;
 use crate::report::output::OutputFile;
 use crate::scan::pairing::{matchings, round_robin};
@@ -32,11 +32,12 @@ pub(super) fn run(
     watchdog: &benchkit::watchdog::Watchdog,
 ) -> Result<(), Agreed> {
     let started = chrono::Local::now();
-    let (node_of, nodes) = group_by_host(world);
+    let (node_of, on_root) = group_by_host(world);
     let count = node_of.iter().map(|&n| n as usize + 1).max().unwrap_or(0);
-    let settings = agree(world, settings(options, count, nodes.as_deref()))?;
+    let nodes = on_root.as_ref().map(|(_, nodes)| nodes.as_slice());
+    let settings = agree(world, settings(options, count, nodes))?;
     let results = Arc::new(Mutex::new(ScanResults::begin(
-        world, options, &settings, nodes, network, &started,
+        world, options, &settings, on_root, network, &started,
     )?));
     if world.rank() == 0 {
         watchdog.on_stall(stall_hook(results.clone()));
@@ -169,7 +170,7 @@ impl ScanResults {
         world: &SimpleCommunicator,
         options: &Options,
         settings: &Settings,
-        nodes: Option<Vec<Node>>,
+        on_root: Option<Named>,
         network: Option<String>,
         started: &chrono::DateTime<chrono::Local>,
     ) -> Result<Self, Agreed> {
@@ -178,25 +179,23 @@ impl ScanResults {
             _ => Ok(None),
         };
         let json = agree(world, files)?;
-        let document = nodes.as_ref().map(|nodes| {
-            let hosts: Vec<String> = expand_hosts(nodes);
-            ScanDocument {
-                benchmark: "sqmr".into(),
-                mode: "scan".into(),
-                schema_version: SCAN_SCHEMA_VERSION,
-                version: env!("CARGO_PKG_VERSION").into(),
-                complete: false,
-                stopped: None,
-                network_selection: network,
-                provenance: Some(benchkit::provenance::describe(
-                    "sqmr",
-                    env!("CARGO_PKG_VERSION"),
-                    &hosts,
-                    started.to_rfc3339(),
-                )),
-                scan: Scan::partial(settings.clone(), nodes, &[], 0.0),
-            }
+        let document = on_root.as_ref().map(|(hosts, nodes)| ScanDocument {
+            benchmark: "sqmr".into(),
+            mode: "scan".into(),
+            schema_version: SCAN_SCHEMA_VERSION,
+            version: env!("CARGO_PKG_VERSION").into(),
+            complete: false,
+            stopped: None,
+            network_selection: network,
+            provenance: Some(benchkit::provenance::describe(
+                "sqmr",
+                env!("CARGO_PKG_VERSION"),
+                hosts,
+                started.to_rfc3339(),
+            )),
+            scan: Scan::partial(settings.clone(), nodes, &[], &[], 0.0),
         });
+        let nodes = on_root.map(|(_, nodes)| nodes);
         let mut results = ScanResults {
             nodes,
             settings: settings.clone(),
@@ -230,15 +229,7 @@ impl ScanResults {
         let (Some(doc), Some(nodes)) = (&mut self.document, &self.nodes) else {
             return Ok(());
         };
-        let mut scan = Scan::partial(self.settings.clone(), nodes, first, wall_s);
-        for p in &mut scan.pairs {
-            p.remeasured = again
-                .iter()
-                .rev()
-                .find(|r| (r.a, r.b) == (p.first.a, p.first.b))
-                .copied();
-        }
-        doc.scan = scan;
+        doc.scan = Scan::partial(self.settings.clone(), nodes, first, again, wall_s);
         self.write()
     }
 
@@ -280,16 +271,4 @@ impl Stoppable for ScanResults {
         drop(self.json.take());
         written
     }
-}
-
-/// Every rank's host, in rank order, from the nodes.
-fn expand_hosts(nodes: &[Node]) -> Vec<String> {
-    let size = nodes.iter().map(|n| n.ranks.len()).sum();
-    let mut hosts = vec![String::new(); size];
-    for node in nodes {
-        for &r in &node.ranks {
-            hosts[r] = node.host.clone();
-        }
-    }
-    hosts
 }

@@ -229,24 +229,27 @@ fn next_batch(last: u64, iterations: u64, elapsed: f64, seconds: f64) -> u64 {
     (last.saturating_mul(2) as f64).min(left).max(1.0) as u64
 }
 
+/// Every rank's processor name and the nodes they make, as rank 0 knows them.
+pub type Named = (Vec<String>, Vec<Node>);
+
 /// Every rank's node index, known on every rank (a collective call): rank 0 gathers the
 /// processor names, groups them ([`crate::scan::nodes_of`]) and broadcasts an index per
-/// rank. Returns the indices and, on rank 0, the nodes.
-pub fn group_by_host(world: &SimpleCommunicator) -> (Vec<u32>, Option<Vec<Node>>) {
+/// rank. Returns the indices and, on rank 0, every rank's name and the nodes.
+pub fn group_by_host(world: &SimpleCommunicator) -> (Vec<u32>, Option<Named>) {
     let names = benchkit::gather_strings(world, 0, &benchkit::processor_name());
     let size = world.size() as usize;
     let mut node_of = vec![0u32; size];
-    let nodes = names.map(|names| {
+    let on_root = names.map(|names| {
         let nodes = crate::scan::nodes_of(&names);
         for (n, node) in nodes.iter().enumerate() {
             for &r in &node.ranks {
                 node_of[r] = n as u32;
             }
         }
-        nodes
+        (names, nodes)
     });
     world.process_at_rank(0).broadcast_into(&mut node_of[..]);
-    (node_of, nodes)
+    (node_of, on_root)
 }
 
 /// `rounds` of pairs known on rank 0, on every rank (a collective call).

@@ -155,6 +155,15 @@ pub fn suspects(nodes: usize, runs: &[PairRun], threshold: f64) -> Vec<Pair> {
         .collect()
 }
 
+/// The last re-measurement in `again` of the pair that `first` measured, if any.
+pub fn remeasurement(again: &[PairRun], first: &PairRun) -> Option<PairRun> {
+    again
+        .iter()
+        .rev()
+        .find(|s| s.pair() == first.pair())
+        .copied()
+}
+
 /// The outcome of a scan.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Outcome {
@@ -186,12 +195,7 @@ pub fn assemble(nodes: usize, first: &[PairRun], again: &[PairRun], threshold: f
         .collect();
     let pairs: Vec<(PairRun, Option<PairRun>)> = first
         .iter()
-        .map(|r| {
-            (
-                *r,
-                again.iter().rev().find(|s| s.pair() == r.pair()).copied(),
-            )
-        })
+        .map(|r| (*r, remeasurement(again, r)))
         .collect();
     let best: Vec<Measurement> = pairs
         .iter()

@@ -213,8 +213,14 @@ impl Scan {
     }
 
     /// The scan before its verdict: the nodes with their partners so far and the pairs
-    /// measured, nothing judged or flagged.
-    pub fn partial(settings: Settings, nodes: &[Node], runs: &[PairRun], wall_s: f64) -> Scan {
+    /// measured (`runs`, with their re-measurements in `again`), nothing judged or flagged.
+    pub fn partial(
+        settings: Settings,
+        nodes: &[Node],
+        runs: &[PairRun],
+        again: &[PairRun],
+        wall_s: f64,
+    ) -> Scan {
         let mut partners = vec![0usize; nodes.len()];
         for r in runs {
             partners[r.a] += 1;
@@ -245,7 +251,7 @@ impl Scan {
                     a: nodes[r.a].host.clone(),
                     b: nodes[r.b].host.clone(),
                     first: *r,
-                    remeasured: None,
+                    remeasured: super::remeasurement(again, r),
                     rate_ratio: None,
                     bandwidth_ratio: None,
                     flagged: false,
@@ -255,6 +261,14 @@ impl Scan {
             flagged_links: Vec::new(),
             wall_s,
         }
+    }
+
+    /// The flagged links in words: `A - B`.
+    pub fn flagged_link_names(&self) -> Vec<String> {
+        self.flagged_links
+            .iter()
+            .map(|[a, b]| format!("{a} - {b}"))
+            .collect()
     }
 
     /// Whether anything is flagged.
@@ -363,11 +377,7 @@ pub fn verdict_line(scan: &Scan) -> String {
         ));
     }
     if !scan.flagged_links.is_empty() {
-        let links: Vec<String> = scan
-            .flagged_links
-            .iter()
-            .map(|[a, b]| format!("{a} - {b}"))
-            .collect();
+        let links = scan.flagged_link_names();
         parts.push(format!(
             "slow link{}: {}",
             plural(links.len()),
