@@ -259,9 +259,13 @@ pub fn run(mut command: Command, what: &Path) -> Job {
         .output()
         .unwrap_or_else(|e| panic!("cannot start the launcher for {}: {e}", what.display()));
     let code = output.status.code();
+    // `timeout` says 124 (or 137) when its TERM ended the job; when the job outlived the TERM,
+    // the KILL that follows goes to timeout's whole process group, itself included, so it dies
+    // of SIGKILL without a code.
+    let killed = std::os::unix::process::ExitStatusExt::signal(&output.status) == Some(9);
     Job {
         code,
-        timed_out: code == Some(124) || code == Some(137),
+        timed_out: code == Some(124) || code == Some(137) || killed,
         stdout: String::from_utf8_lossy(&output.stdout).into_owned(),
         stderr: String::from_utf8_lossy(&output.stderr).into_owned(),
         elapsed: start.elapsed(),
