@@ -85,7 +85,13 @@ fn srun_scan_flags_the_throttled_node_by_its_slurm_name() {
         .lines()
         .find(|l| l.split_whitespace().next() == Some(slow.as_str()))
         .unwrap_or_else(|| panic!("no line for {slow}:\n{}", job.stdout));
-    assert!(line.contains("SLOW (bandwidth)"), "{}", job.stdout);
+    // Bandwidth for certain; the 8 B rate may fall below the line as well, since at
+    // 100 Mbit/s the headers of some 400,000 messages a second no longer fit the cable.
+    assert!(
+        line.contains("SLOW (") && line.contains("bandwidth"),
+        "{}",
+        job.stdout
+    );
     assert!(
         job.stdout.contains(&format!("# scan: slow node: {slow} (")),
         "{}",
