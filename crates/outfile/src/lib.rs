@@ -54,13 +54,20 @@ pub use safedir::SafeDir;
 #[derive(Debug, thiserror::Error)]
 pub enum Error {
     /// The target exists: it is refused, never overwritten.
-    #[error(
-        "{path}: the file exists; it is never overwritten, so remove it or choose another name"
-    )]
+    #[error("{path}: {}", exists_text(found))]
     Exists {
         /// The target.
         path: PathBuf,
+        /// What has the name.
+        found: Found,
     },
+    /// The target is `-`, which in other tools means standard output.
+    #[error(
+        "-: output goes to files only, not to standard output: each output file is \
+         rewritten as the run goes (every version complete, replacing the last), which a \
+         stream cannot hold; give the name of a new file"
+    )]
+    Dash,
     /// Another run, alive or on another host, holds the reservation of the target.
     #[error("{path}: {}", reserved_text(marker, holder, liveness))]
     Reserved {
@@ -104,6 +111,32 @@ pub enum Error {
     },
 }
 
+/// What has the name of a target that must be new.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Found {
+    /// A regular file.
+    File,
+    /// A directory.
+    Directory,
+    /// Anything else, in words: "a symbolic link", "a character device", "a FIFO".
+    Other(&'static str),
+}
+
+fn exists_text(found: &Found) -> String {
+    match found {
+        Found::File => {
+            "the file exists; it is never overwritten, so remove it or choose another name".into()
+        }
+        Found::Directory => "a directory has that name; give the name of a new file \
+                             (in that directory or elsewhere)"
+            .into(),
+        Found::Other(what) => format!(
+            "{what} has that name; output goes only to new regular files (never \
+             overwritten, never through a link or a device), so give the name of a new file"
+        ),
+    }
+}
+
 impl Error {
     /// Whether the name itself is the problem: the file exists, or another run has
     /// reserved it (programs exit with their "bad input" code for these). Every other
@@ -112,6 +145,7 @@ impl Error {
         matches!(
             self,
             Error::Exists { .. }
+                | Error::Dash
                 | Error::Reserved { .. }
                 | Error::Twice { .. }
                 | Error::Unreadable { .. }
@@ -121,7 +155,8 @@ impl Error {
     /// The target the error is about.
     pub fn path(&self) -> &Path {
         match self {
-            Error::Exists { path }
+            Error::Dash => Path::new("-"),
+            Error::Exists { path, .. }
             | Error::Twice { path }
             | Error::Reserved { path, .. }
             | Error::Unreadable { path, .. }
@@ -193,6 +228,7 @@ mod tests {
     fn conflicts_are_told_from_io_errors() {
         let exists = Error::Exists {
             path: "a.json".into(),
+            found: Found::File,
         };
         assert!(exists.is_conflict());
         assert_eq!(exists.path(), Path::new("a.json"));

@@ -10,7 +10,7 @@ use std::time::Duration;
 
 use crate::owner::{Holder, Liveness, LEASE_RENEW_S};
 use crate::safedir::{identity, Identity, SafeDir};
-use crate::Error;
+use crate::{Error, Found};
 
 /// The suffix of a reservation file: `.NAME.xylem-reservation` beside `NAME`.
 pub const RESERVATION_SUFFIX: &str = ".xylem-reservation";
@@ -59,6 +59,9 @@ impl Reservation {
     /// missing, not writable or full.
     pub fn reserve(path: impl AsRef<Path>) -> Result<Reservation, Error> {
         let target = path.as_ref().to_path_buf();
+        if target == Path::new("-") {
+            return Err(Error::Dash);
+        }
         let Some(name) = target.file_name().map(OsStr::to_os_string) else {
             return Err(Error::io(
                 &target,
@@ -206,6 +209,7 @@ impl Reservation {
             return Err(match (e.kind(), &self.placed) {
                 (ErrorKind::AlreadyExists, None) => Error::Exists {
                     path: self.target.clone(),
+                    found: found(&self.dir, &self.name),
                 },
                 _ => Error::io(&self.target, "write it", e),
             });
@@ -446,11 +450,28 @@ fn dotted(name: &OsStr, suffix: &str) -> OsString {
 /// `Err(Error::Exists)` if anything (a file, a directory, a dangling link) has the name.
 fn check_absent(dir: &SafeDir, name: &OsStr, target: &Path) -> Result<(), Error> {
     match dir.stat(name) {
-        Ok(Some(_)) => Err(Error::Exists {
+        Ok(Some(stat)) => Err(Error::Exists {
             path: target.to_path_buf(),
+            found: found_of(&stat),
         }),
         Ok(None) => Ok(()),
         Err(e) => Err(Error::io(target, "create it", e)),
+    }
+}
+
+/// What has the name `name` in `dir` (a regular file when it cannot be told).
+fn found(dir: &SafeDir, name: &OsStr) -> Found {
+    match dir.stat(name) {
+        Ok(Some(stat)) => found_of(&stat),
+        _ => Found::File,
+    }
+}
+
+fn found_of(stat: &rustix::fs::Stat) -> Found {
+    match crate::safedir::file_type(stat) {
+        rustix::fs::FileType::RegularFile => Found::File,
+        rustix::fs::FileType::Directory => Found::Directory,
+        other => Found::Other(crate::input::kind_text(other)),
     }
 }
 
@@ -528,17 +549,50 @@ mod tests {
         assert!(e.to_string().contains("the file exists"), "{e}");
         assert_eq!(fs::read_to_string(&path).unwrap(), "precious");
         assert_eq!(names(dir.path()), ["keep.json"]);
-        // A directory or a dangling link of that name counts as existing too.
+        // A directory, a dangling link or a device of that name counts as existing too,
+        // and the message says which it is.
         fs::create_dir(dir.path().join("d")).unwrap();
-        assert!(matches!(
-            Reservation::reserve(dir.path().join("d")),
-            Err(Error::Exists { .. })
-        ));
+        let e = Reservation::reserve(dir.path().join("d")).unwrap_err();
+        assert!(
+            matches!(
+                e,
+                Error::Exists {
+                    found: Found::Directory,
+                    ..
+                }
+            ),
+            "{e}"
+        );
+        assert!(e.to_string().contains("a directory has that name"), "{e}");
         std::os::unix::fs::symlink("/nonexistent", dir.path().join("l")).unwrap();
-        assert!(matches!(
-            Reservation::reserve(dir.path().join("l")),
-            Err(Error::Exists { .. })
-        ));
+        let e = Reservation::reserve(dir.path().join("l")).unwrap_err();
+        assert!(
+            e.to_string().contains("a symbolic link has that name"),
+            "{e}"
+        );
+        let e = Reservation::reserve("/dev/null").unwrap_err();
+        assert_eq!(
+            e.to_string(),
+            "/dev/null: a character device has that name; output goes only to new regular \
+             files (never overwritten, never through a link or a device), so give the name \
+             of a new file"
+        );
+        assert!(e.is_conflict());
+    }
+
+    #[test]
+    fn a_dash_is_refused_not_made_a_file() {
+        let dir = tempfile::tempdir().unwrap();
+        let here = std::env::current_dir().unwrap();
+        let e = Reservation::reserve("-").unwrap_err();
+        assert!(matches!(e, Error::Dash) && e.is_conflict(), "{e}");
+        assert!(e.to_string().contains("standard output"), "{e}");
+        assert!(!here.join("-").exists());
+        // A file of that name in a folder is an ordinary name.
+        Reservation::reserve(dir.path().join("-"))
+            .unwrap()
+            .release()
+            .unwrap();
     }
 
     #[test]

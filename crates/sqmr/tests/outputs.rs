@@ -172,6 +172,28 @@ fn a_killed_run_leaves_no_json_or_a_complete_one() {
     assert_eq!(read_json(&json), doc);
 }
 
+#[test]
+fn an_output_name_that_is_not_a_new_file_is_named_for_what_it_is() {
+    // A directory, a device and `-` (standard output elsewhere): each refused at once
+    // with exit 2 and one line on every rank's behalf saying what has the name; nothing
+    // named `-` is created.
+    let dir = tempfile::tempdir().unwrap();
+    let cases = [
+        (dir.path().to_str().unwrap(), "a directory has that name"),
+        ("/dev/null", "a character device has that name"),
+        ("-", "-: output goes to files only, not to standard output"),
+    ];
+    // The ranks run in the folder, where a file `-` would appear.
+    let script = format!(r#"cd '{}' && exec "$0" "$@""#, dir.path().display());
+    for (target, said) in cases {
+        let job = wrapped(2, &script, &[&SHORT[..], &["--json", target]].concat());
+        assert_eq!(job.code, Some(2), "{target}: {job:#?}");
+        assert_eq!(lines_with(&job.stderr, said).len(), 1, "{}", job.stderr);
+        assert!(!job.stdout.contains("msgsize"), "{target}: {}", job.stdout);
+    }
+    assert!(mpitest::dir_entries(dir.path()).is_empty());
+}
+
 /// A reservation file as a process `pid` of this host would have left it.
 fn reservation_of(pid: u32, name: &str) -> String {
     let holder = outfile::Holder {
