@@ -122,13 +122,16 @@ pub struct Options {
     #[arg(long)]
     pub posix_baseline: bool,
 
-    /// For the tests: after rewrite, overwrite the first marker of rank 0's separate file on
-    /// disk, so read must find one data error and the run must fail.
+    /// For the tests, in debug builds only: after rewrite, overwrite the first marker of
+    /// rank 0's separate file on disk, so read must find one data error and the run must fail.
+    #[cfg(debug_assertions)]
     #[arg(long, hide = true)]
     pub test_corrupt_file: bool,
 
-    /// For the tests: scale the time budgets of rewrite and read by this factor, so that
-    /// they stop before the write's counts and must skip to the next pattern's data.
+    /// For the tests, in debug builds only: scale the time budgets of rewrite and read by
+    /// this factor, so that they stop before the write's counts and must skip to the next
+    /// pattern's data.
+    #[cfg(debug_assertions)]
     #[arg(long, hide = true, value_name = "FACTOR")]
     pub test_reread_budget: Option<f64>,
 
@@ -151,6 +154,23 @@ pub enum MemorySetting {
 }
 
 impl Options {
+    /// The test aid `--test-corrupt-file`; never in a release build.
+    pub fn corrupts_a_file(&self) -> bool {
+        #[cfg(debug_assertions)]
+        return self.test_corrupt_file;
+        #[cfg(not(debug_assertions))]
+        return false;
+    }
+
+    /// The factor of the test aid `--test-reread-budget` (1 without it, and always in a
+    /// release build).
+    pub fn reread_budget(&self) -> f64 {
+        #[cfg(debug_assertions)]
+        return self.test_reread_budget.unwrap_or(1.0);
+        #[cfg(not(debug_assertions))]
+        return 1.0;
+    }
+
     /// Parses `args` (with the program name first) after rewriting the 2.1 spellings.
     pub fn parse_args<I, T>(args: I) -> Result<Options, clap::Error>
     where

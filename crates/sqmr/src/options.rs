@@ -154,12 +154,22 @@ pub struct Options {
     #[command(flatten)]
     pub stall: benchkit::stall::StallArgs,
 
-    /// Test aid: the first neighbour rank corrupts one byte of one message
+    /// Test aid of debug builds only (what `make install` ships does not have it): the
+    /// first neighbour rank corrupts one byte of one message, for `--validate`'s test
+    #[cfg(debug_assertions)]
     #[arg(long = "corrupt-one-message", hide = true)]
     pub corrupt_one_message: bool,
 }
 
 impl Options {
+    /// Whether the test aid `--corrupt-one-message` was given; never in a release build.
+    pub fn corrupts_one_message(&self) -> bool {
+        #[cfg(debug_assertions)]
+        return self.corrupt_one_message;
+        #[cfg(not(debug_assertions))]
+        return false;
+    }
+
     /// Parses `args` (the program name first), without printing or exiting: the caller
     /// decides which rank reports.
     pub fn parse_from_args<I, T>(args: I) -> Result<Self, clap::Error>

@@ -542,7 +542,7 @@ fn run_partitions(
                         time_s,
                         noshared: opts.noshared,
                         every_call: opts.check_every_call,
-                        reread_budget: opts.test_reread_budget.unwrap_or(1.0),
+                        reread_budget: opts.reread_budget(),
                         posix_baseline: exec::Baseline::asked(opts.posix_baseline),
                         signal: signal.clone(),
                         wbuf: crate::markers::write_buffer((mpart / 8) as usize),
@@ -557,7 +557,7 @@ fn run_partitions(
                         error_limit: opts.error_limit(),
                         on_pattern: &keep_pattern,
                     };
-                    run_partition(&mut part, opts.drop_cache, opts.test_corrupt_file)
+                    run_partition(&mut part, opts.drop_cache, opts.corrupts_a_file())
                 })
             }
             None => Err(String::new()),

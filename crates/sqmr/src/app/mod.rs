@@ -294,11 +294,14 @@ fn measure_sizes(
 ) -> Result<Checked, Agreed> {
     let rank = world.rank();
     let interrupt = benchkit::interrupt::Interrupt::install("sqmr");
-    let corrupt = options.corrupt_one_message && rank as usize == config.num_cores;
+    let corrupt = options.corrupts_one_message() && rank as usize == config.num_cores;
     let mut runner = Runner::new(world, config, corrupt);
     runner.watch(watchdog.progress());
     let plan = config.plan();
-    for step in schedule::steps(config.min_msgsize, config.max_msgsize, config.num_iters) {
+    let steps = schedule::steps(config.min_msgsize, config.max_msgsize, config.num_iters);
+    let loops = plan.precision.map_or(plan.repeat, |p| p.min_samples);
+    runner.forecast(crate::forecast::timed_iterations(&steps, loops));
+    for step in steps {
         let msgs = messages(
             config.win_size,
             config.num_nbors,

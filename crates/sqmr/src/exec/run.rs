@@ -6,6 +6,7 @@ use mpi::traits::*;
 use crate::config::{Config, WARMUP_ITERATIONS};
 use crate::exec::buffers::AlignedBuffer;
 use crate::exec::window::Window;
+use crate::forecast;
 use crate::pattern;
 use crate::schedule::Step;
 use crate::stats::{Measured, Plan, Stop};
@@ -79,6 +80,9 @@ pub struct Runner<'a> {
     progress: Option<benchkit::watchdog::Progress>,
     /// Whom this rank exchanges messages with, in words, for the watchdog's line.
     partners: String,
+    /// Until the first size's warm-up: the run's timed iterations at least, for
+    /// [`forecast::announcement`].
+    forecast: Option<u128>,
 }
 
 impl<'a> Runner<'a> {
@@ -120,6 +124,7 @@ impl<'a> Runner<'a> {
             checked: Checked::default(),
             progress: None,
             partners: String::new(),
+            forecast: None,
         }
     }
 
@@ -154,6 +159,12 @@ impl<'a> Runner<'a> {
         self.progress = Some(progress);
     }
 
+    /// Announces, on rank 0 before the first timed loop, a run of at least
+    /// `timed_iterations` that the first warm-up's pace makes far longer than usual.
+    pub fn forecast(&mut self, timed_iterations: u128) {
+        self.forecast = Some(timed_iterations);
+    }
+
     /// Runs one size (a collective call on every rank): a barrier, the warm-up, then
     /// timed loops of `step.iters` iterations, each after a barrier, as many as `plan`
     /// says. `value` turns one loop's core times into the figure `--precision` judges
@@ -177,7 +188,22 @@ impl<'a> Runner<'a> {
         }
         self.world.barrier();
         self.iteration = 0;
-        self.iterations(size, WARMUP_ITERATIONS);
+        match self.forecast.take() {
+            None => self.iterations(size, WARMUP_ITERATIONS),
+            Some(total) => {
+                // The first half makes the connections; the second gives the pace.
+                let first_half = WARMUP_ITERATIONS / 2;
+                self.iterations(size, first_half);
+                let t0 = mpi::time();
+                self.iterations(size, WARMUP_ITERATIONS - first_half);
+                let pace = (mpi::time() - t0) / (WARMUP_ITERATIONS - first_half) as f64;
+                if self.world.rank() == 0 {
+                    if let Some(line) = forecast::announcement(pace, &step, total) {
+                        outfile::eprintln!("{line}");
+                    }
+                }
+            }
+        }
         let mut samples = Vec::new();
         let mut values = Vec::new();
         let mut count = 0u64;
