@@ -44,12 +44,17 @@ pub struct Comparison {
 }
 
 /// How many sizes differ beyond their intervals.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct IntervalSummary {
     /// Sizes at which both results have a 95 % interval of the median.
     pub compared: usize,
     /// Of those, the sizes whose intervals do not overlap.
     pub differ: usize,
+    /// The sizes whose loops in A were not independent (a trend or phases): there the
+    /// interval understates how much a run varies, and `differ` is weaker evidence.
+    pub a_not_independent: Vec<u64>,
+    /// The same for B.
+    pub b_not_independent: Vec<u64>,
 }
 
 /// One compared figure.
@@ -160,6 +165,8 @@ pub fn compare(a: &Run, b: &Run) -> Result<Comparison> {
     let intervals = (!verdicts.is_empty()).then(|| IntervalSummary {
         compared: verdicts.len(),
         differ: verdicts.iter().filter(|&&d| d).count(),
+        a_not_independent: not_independent(&a.document),
+        b_not_independent: not_independent(&b.document),
     });
     Ok(Comparison {
         benchmark: kind.name(),
@@ -169,6 +176,24 @@ pub fn compare(a: &Run, b: &Run) -> Result<Comparison> {
         rows,
         intervals,
     })
+}
+
+/// The message sizes of an sqmr result whose loops were found not independent.
+fn not_independent(document: &Document) -> Vec<u64> {
+    match document {
+        Document::Sqmr(d) => d
+            .sizes
+            .iter()
+            .filter(|s| {
+                s.statistics
+                    .independence
+                    .as_ref()
+                    .is_some_and(|i| i.dependent)
+            })
+            .map(|s| s.msgsize)
+            .collect(),
+        _ => Vec::new(),
+    }
 }
 
 fn sqmr_rows<'a>(a: &'a sqmr_doc::Document, b: &'a sqmr_doc::Document) -> (Vec<Row>, Vec<Row>) {
@@ -360,12 +385,29 @@ pub fn text(c: &Comparison) -> String {
     for r in &c.rows {
         out += &line(r, with_intervals);
     }
-    if let Some(s) = c.intervals {
+    if let Some(s) = &c.intervals {
         out += &format!(
             "# {} of {} sizes with intervals in both differ beyond them (95 % intervals of \
              the median do not overlap; B/A is then the ratio of the medians)\n",
             s.differ, s.compared
         );
+        if !s.a_not_independent.is_empty() || !s.b_not_independent.is_empty() {
+            let list = |sizes: &[u64]| match sizes {
+                [] => "none".to_string(),
+                _ => sizes
+                    .iter()
+                    .map(|b| format!("{b} B"))
+                    .collect::<Vec<_>>()
+                    .join(", "),
+            };
+            out += &format!(
+                "# loops not independent (a trend or phases) in A at {}, in B at {}: there \
+                 the intervals understate how much a run varies, and a difference is weaker \
+                 evidence\n",
+                list(&s.a_not_independent),
+                list(&s.b_not_independent)
+            );
+        }
     }
     out
 }

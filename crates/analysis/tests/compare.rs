@@ -178,6 +178,10 @@ fn sqmr_a_size_moved_beyond_its_interval_differs_and_the_others_overlap() {
         st.max *= 2.0;
         st.ci95.low = st.ci95.low.map(|v| v * 2.0);
         st.ci95.high = st.ci95.high.map(|v| v * 2.0);
+        // And its loops rose one after the other: not independent.
+        let rising = [1.0, 2.0, 3.0, 4.0, 5.0, 6.0, 7.0];
+        s.statistics.independence = sqmr::independence::check(&rising);
+        assert!(s.statistics.independence.as_ref().unwrap().dependent);
     }
     let c = compare(&a, &b).unwrap();
     for r in &c.rows {
@@ -194,7 +198,9 @@ fn sqmr_a_size_moved_beyond_its_interval_differs_and_the_others_overlap() {
         c.intervals,
         Some(analysis::compare::IntervalSummary {
             compared: 14,
-            differ: 1
+            differ: 1,
+            a_not_independent: vec![],
+            b_not_independent: vec![1024],
         })
     );
 
@@ -222,6 +228,11 @@ fn sqmr_a_size_moved_beyond_its_interval_differs_and_the_others_overlap() {
     );
     assert_eq!(
         *lines.last().unwrap(),
+        "# loops not independent (a trend or phases) in A at none, in B at 1024 B: there the \
+         intervals understate how much a run varies, and a difference is weaker evidence"
+    );
+    assert_eq!(
+        lines[lines.len() - 2],
         "# 1 of 14 sizes with intervals in both differ beyond them (95 % intervals of the \
          median do not overlap; B/A is then the ratio of the medians)"
     );
@@ -229,6 +240,10 @@ fn sqmr_a_size_moved_beyond_its_interval_differs_and_the_others_overlap() {
     let v: serde_json::Value = serde_json::from_str(&json(&c)).unwrap();
     assert_eq!(v["intervals"]["compared"], 14);
     assert_eq!(v["intervals"]["differ"], 1);
+    assert_eq!(
+        v["intervals"]["b_not_independent"],
+        serde_json::json!([1024])
+    );
     let row = v["rows"]
         .as_array()
         .unwrap()

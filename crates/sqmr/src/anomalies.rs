@@ -148,6 +148,7 @@ mod tests {
             statistics: Statistics {
                 of: "average msgs/s".into(),
                 summary: crate::stats::summarize(&[rate]).unwrap(),
+                independence: None,
             },
             stopped_by: crate::stats::Stop::Repeat,
             wall_s: Some(seconds),

@@ -20,7 +20,9 @@ pub mod app;
 pub mod config;
 #[cfg(feature = "mpi")]
 mod exec;
+pub mod forecast;
 mod host;
+pub mod independence;
 pub mod options;
 mod pattern;
 pub mod placement;

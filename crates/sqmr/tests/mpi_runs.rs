@@ -264,6 +264,35 @@ fn validate_detects_a_corrupted_message() {
 }
 
 #[test]
+fn an_iteration_count_of_days_is_announced_before_the_first_loop() {
+    // 2^32 + 1 iterations at 0 B: hours on any machine. rank 0 says so after the
+    // warm-up; the test stops the job after a few seconds.
+    let job = mpitest::launch(
+        Installation::from_env(),
+        2,
+        std::path::Path::new(env!("CARGO_BIN_EXE_sqmr")),
+        &["--num_iters=4294967297", "--max_msgsize=0"],
+        std::time::Duration::from_secs(12),
+    );
+    assert!(job.timed_out, "{job:#?}");
+    let said: Vec<&str> = mpitest::program_lines(&job.stderr)
+        .into_iter()
+        .filter(|l| l.starts_with("WARNING run time: the warm-up ran "))
+        .collect();
+    assert_eq!(said.len(), 1, "{}", job.stderr);
+    assert!(
+        said[0].contains("so the first loop of 4294967297 iterations takes about ")
+            && said[0].contains("lower --num_iters"),
+        "{}",
+        said[0]
+    );
+    // And a usual run says nothing of the kind.
+    let job = sqmr(2, &args(&[]));
+    assert!(job.success(), "{job:#?}");
+    assert!(!job.stderr.contains("WARNING run time"), "{}", job.stderr);
+}
+
+#[test]
 fn help_prints_once_and_exits_zero() {
     let job = sqmr(2, &["--help"]);
     assert!(job.success(), "{job:#?}");
@@ -309,6 +338,7 @@ fn repeat_keeps_every_sample_and_the_row_is_the_median_one() {
     assert_eq!(doc["config"]["repeat"], 7);
     let sizes = doc["sizes"].as_array().unwrap();
     assert_eq!(sizes.len(), table.rows.len());
+    let mut dependent = 0;
     for (size, row) in sizes.iter().zip(&table.rows) {
         let samples = size["samples"].as_array().unwrap();
         assert_eq!(samples.len(), 7, "{size}");
@@ -336,6 +366,21 @@ fn repeat_keeps_every_sample_and_the_row_is_the_median_one() {
         let below = averages.iter().filter(|&&a| a < median).count();
         let above = averages.iter().filter(|&&a| a > median).count();
         assert!(below <= 3 && above <= 3, "{averages:?}");
+        // The independence tests ran on the samples in the order run: Kendall's S
+        // recomputed from them, the p-values probabilities, the verdict theirs.
+        let ind = &st["independence"];
+        let s: i64 = (0..7)
+            .flat_map(|i| (i + 1..7).map(move |j| (i, j)))
+            .map(|(i, j)| (averages[j] > averages[i]) as i64 - (averages[j] < averages[i]) as i64)
+            .sum();
+        assert_eq!(ind["trend"]["s"], s, "{ind}");
+        let (pt, pr) = (f(&ind["trend"]["p_value"]), f(&ind["runs"]["p_value"]));
+        assert!(
+            (0.0..=1.0).contains(&pt) && (0.0..=1.0).contains(&pr),
+            "{ind}"
+        );
+        assert_eq!(ind["dependent"], pt < 0.005 || pr < 0.005, "{ind}");
+        dependent += usize::from(pt < 0.005 || pr < 0.005);
         for (i, (name, _)) in [("average", 0), ("max", 1), ("min", 2)].iter().enumerate() {
             let rate = f(&size["rates"][name]["msgs_per_s"]);
             assert!(
@@ -355,6 +400,16 @@ fn repeat_keeps_every_sample_and_the_row_is_the_median_one() {
         .filter(|l| l.starts_with("# repeat: ") && l.ends_with("  repeat"))
         .collect();
     assert_eq!(per_size.len(), sizes.len(), "{}", job.stdout);
+    // Every flagged size has its line; with none, one line says so.
+    let flagged = job.stdout.matches("# repeat: NOT INDEPENDENT ").count();
+    assert_eq!(flagged, dependent, "{}", job.stdout);
+    assert_eq!(
+        job.stdout
+            .contains("# repeat: independence: no trend or phases in any size tested"),
+        dependent == 0,
+        "{}",
+        job.stdout
+    );
     assert!(!table.lines[..last_row]
         .iter()
         .any(|l| l.starts_with("# repeat")));

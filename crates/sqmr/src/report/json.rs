@@ -16,6 +16,7 @@
 use serde::{Deserialize, Serialize};
 
 use crate::config::{Config, MAX_MESSAGE_BYTES, WARMUP_ITERATIONS};
+use crate::independence::{self, Independence};
 use crate::placement::Placement;
 use crate::rates::{rates, Rate, Rates, Times};
 use crate::schedule::Step;
@@ -319,6 +320,11 @@ pub struct Statistics {
     /// Count, minimum, median, maximum and interval.
     #[serde(flatten)]
     pub summary: Summary,
+    /// Whether the samples, in the order run, look independent (a trend test and a runs
+    /// test); `null` with fewer than 6 samples, and absent in documents of earlier
+    /// releases.
+    #[serde(default)]
+    pub independence: Option<Independence>,
 }
 
 impl SizeResult {
@@ -348,6 +354,7 @@ impl SizeResult {
             statistics: Statistics {
                 of: STATISTIC.into(),
                 summary,
+                independence: independence::check(&values),
             },
             stopped_by: measured.stop,
             wall_s: Some(measured.wall_s),
@@ -417,6 +424,7 @@ impl From<SizeVersion1> for SizeResult {
             statistics: Statistics {
                 of: STATISTIC.into(),
                 summary,
+                independence: None,
             },
             stopped_by: Stop::Repeat,
             wall_s: None,

@@ -2,6 +2,7 @@
 //! our own extra lines, which always start with `#`.
 
 use crate::config::Config;
+use crate::independence;
 use crate::rates::Rates;
 use crate::report::json::SizeResult;
 use crate::stats::{self, CONFIDENCE};
@@ -100,6 +101,41 @@ pub fn repeats(config: &Config, sizes: &[SizeResult]) -> String {
             "# repeat: - : no {:.0} % interval of the median from fewer than {} samples\n",
             CONFIDENCE * 100.0,
             stats::min_samples_for(CONFIDENCE)
+        );
+    }
+    out + &independence_lines(sizes)
+}
+
+/// The `# repeat:` lines on whether each size's loops look independent: what was tested,
+/// then one `NOT INDEPENDENT` line per flagged size, or a line saying none was. Nothing
+/// when no size has enough loops to test.
+fn independence_lines(sizes: &[SizeResult]) -> String {
+    let tested: Vec<(&SizeResult, &independence::Independence)> = sizes
+        .iter()
+        .filter_map(|s| Some((s, s.statistics.independence.as_ref()?)))
+        .collect();
+    if tested.is_empty() {
+        return String::new();
+    }
+    let mut out = format!(
+        "# repeat: independence: each size's loops, in the order run, tested for a trend \
+         (Mann-Kendall) and for phases or alternation (runs about the median); a size of \
+         independent loops is flagged at most 1 time in {:.0}\n",
+        1.0 / independence::LEVEL
+    );
+    let flagged: Vec<_> = tested.iter().filter(|(_, i)| i.dependent).collect();
+    for (size, found) in &flagged {
+        out += &format!(
+            "# repeat: NOT INDEPENDENT {} B: {}; its interval describes these loops, not \
+             what they vary by\n",
+            size.msgsize,
+            found.finding()
+        );
+    }
+    if flagged.is_empty() {
+        out += &format!(
+            "# repeat: independence: no trend or phases in any size tested ({} tested)\n",
+            tested.len()
         );
     }
     out
@@ -278,6 +314,31 @@ mod tests {
             lines[5],
             "# repeat: - : no 95 % interval of the median from fewer than 6 samples"
         );
+        // Size 0's seven loops show no trend or phases; size 1 has too few to test.
+        assert!(
+            lines[6].starts_with("# repeat: independence: each size's loops, in the order run"),
+            "{text}"
+        );
+        assert_eq!(
+            lines[7],
+            "# repeat: independence: no trend or phases in any size tested (1 tested)"
+        );
+        assert_eq!(lines.len(), 8, "{text}");
+
+        // Loops that slow down one after the other: flagged, with the direction.
+        let slowing = [size(
+            8,
+            &[1.0, 1.1, 1.2, 1.3, 1.4, 1.5, 1.6, 1.7, 1.8],
+            Stop::Repeat,
+        )];
+        let text = repeats(&config(), &slowing);
+        let flagged: Vec<&str> = text
+            .lines()
+            .filter(|l| l.starts_with("# repeat: NOT INDEPENDENT 8 B: rates falling"))
+            .collect();
+        assert_eq!(flagged.len(), 1, "{text}");
+        assert!(flagged[0].contains("trend p = 5.5e-6"), "{text}");
+        assert!(!text.contains("no trend or phases in"), "{text}");
     }
 
     #[test]
