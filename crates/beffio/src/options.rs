@@ -128,6 +128,12 @@ pub struct Options {
     #[arg(long, hide = true)]
     pub test_corrupt_file: bool,
 
+    /// For the tests, in debug builds only: after rewrite, cut rank 0's separate file to
+    /// half its length, so read must fail on a short read.
+    #[cfg(debug_assertions)]
+    #[arg(long, hide = true)]
+    pub test_truncate_file: bool,
+
     /// For the tests, in debug builds only: scale the time budgets of rewrite and read by
     /// this factor, so that they stop before the write's counts and must skip to the next
     /// pattern's data.
@@ -153,13 +159,28 @@ pub enum MemorySetting {
     PerProcess(u64),
 }
 
+/// What a test aid does to rank 0's separate file between rewrite and read.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Sabotage {
+    /// Nothing (every real run).
+    None,
+    /// Overwrite the first marker: read finds one data error.
+    Corrupt,
+    /// Cut the file to half its length: read ends short.
+    Truncate,
+}
+
 impl Options {
-    /// The test aid `--test-corrupt-file`; never in a release build.
-    pub fn corrupts_a_file(&self) -> bool {
+    /// The damage the test aids `--test-corrupt-file` and `--test-truncate-file` ask for;
+    /// never any in a release build.
+    pub fn sabotage(&self) -> Sabotage {
         #[cfg(debug_assertions)]
-        return self.test_corrupt_file;
-        #[cfg(not(debug_assertions))]
-        return false;
+        if self.test_truncate_file {
+            return Sabotage::Truncate;
+        } else if self.test_corrupt_file {
+            return Sabotage::Corrupt;
+        }
+        Sabotage::None
     }
 
     /// The factor of the test aid `--test-reread-budget` (1 without it, and always in a

@@ -934,6 +934,52 @@ fn data_corrupted_on_disk_is_found_and_fails_the_run() {
 }
 
 #[test]
+fn a_file_cut_short_is_said_to_be_cut_short_not_a_full_disk() {
+    let _lock = mpitest::JobLock::acquire();
+    let dir = scratch("truncate");
+    let json = dir.join("out.json");
+    let (out, _) = run(
+        2,
+        &[
+            "-T",
+            "2",
+            "-p",
+            dir.to_str().unwrap(),
+            "--memory-per-process",
+            "256M",
+            "--json",
+            json.to_str().unwrap(),
+            "--test-truncate-file",
+        ],
+    );
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{stderr}");
+    let errors: Vec<&str> = stderr
+        .lines()
+        .filter(|l| l.starts_with("b_eff_io: error: "))
+        .collect();
+    assert_eq!(errors.len(), 1, "{stderr}");
+    assert!(
+        errors[0].contains("(read)") || errors[0].contains("read pattern"),
+        "{}",
+        errors[0]
+    );
+    assert!(
+        errors[0].contains("type2.0")
+            && errors[0].contains("the file ends before the bytes asked for"),
+        "{}",
+        errors[0]
+    );
+    assert!(!stderr.contains("full"), "{stderr}");
+    assert!(!stderr.contains("shared file pointer"), "{stderr}");
+    let doc: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
+    assert_eq!(doc["complete"], false);
+    assert_eq!(mpitest::dir_entries(&dir), ["out.json"]);
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+#[test]
 fn posix_baseline_repeats_the_largest_separate_file_pattern() {
     let (doc, stdout) = check_run(2, &["--posix-baseline"]);
     for p in doc["partitions"].as_array().unwrap() {

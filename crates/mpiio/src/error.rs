@@ -55,6 +55,8 @@ pub enum ErrorClass {
     Access,
     /// `MPI_ERR_READ_ONLY`.
     ReadOnly,
+    /// `MPI_ERR_QUOTA`: a quota is exceeded.
+    Quota,
     /// `MPI_ERR_IO`.
     Io,
     /// Any other class, with its number.
@@ -68,24 +70,120 @@ impl ErrorClass {
             ffi::MPI_ERR_NO_SUCH_FILE => ErrorClass::NoSuchFile,
             ffi::MPI_ERR_ACCESS => ErrorClass::Access,
             ffi::MPI_ERR_READ_ONLY => ErrorClass::ReadOnly,
+            ffi::MPI_ERR_QUOTA => ErrorClass::Quota,
             ffi::MPI_ERR_IO => ErrorClass::Io,
             _ => ErrorClass::Other(class),
         }
     }
 }
 
+/// What a failure most likely means, from its error class, the system's words in MPI's
+/// text (ROMIO reports many as `MPI_ERR_IO` with `strerror` in its error stack; Open MPI's
+/// ompio often as a generic class) and, for a short transfer, whether it read or wrote.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Cause {
+    /// `ENOSPC`: the file system is full.
+    NoSpace,
+    /// `EDQUOT`: the user's (or group's, or project's) quota is used up.
+    Quota,
+    /// `EROFS`: the file system is read-only (often remounted so after an error).
+    ReadOnly,
+    /// `ESTALE`: the file handle went stale (the file or a directory was replaced on the
+    /// server, or the server restarted).
+    Stale,
+    /// `EACCES`/`EPERM`: permission denied.
+    Access,
+    /// `ENOENT`: the file or a directory on its path is not there.
+    NoSuchFile,
+    /// A read that returned fewer bytes than asked for: the file ends earlier.
+    ShortRead,
+    /// A write that moved fewer bytes than asked for.
+    ShortWrite,
+}
+
+impl Cause {
+    /// Every cause.
+    pub const ALL: [Cause; 8] = [
+        Cause::NoSpace,
+        Cause::Quota,
+        Cause::ReadOnly,
+        Cause::Stale,
+        Cause::Access,
+        Cause::NoSuchFile,
+        Cause::ShortRead,
+        Cause::ShortWrite,
+    ];
+
+    /// The cause in words, with what to do, for the end of an error message.
+    pub fn advice(self) -> &'static str {
+        match self {
+            Cause::NoSpace => "the file system is full",
+            Cause::Quota => {
+                "a disk quota is exceeded (`quota -s`, or `lfs quota -u $USER DIR` on Lustre, \
+                 shows it)"
+            }
+            Cause::ReadOnly => {
+                "the file system is read-only: mounted so, or remounted read-only by the \
+                 kernel after an error (see `dmesg` on the node, and the administrators)"
+            }
+            Cause::Stale => {
+                "stale file handle: the file or a directory on its path was removed or \
+                 replaced on the server, or the file server restarted"
+            }
+            Cause::Access => "permission denied",
+            Cause::NoSuchFile => "the file or a directory on its path is not there",
+            Cause::ShortRead => {
+                "the file ends before the bytes asked for: it was truncated or replaced since \
+                 it was written, or the file system lost data"
+            }
+            Cause::ShortWrite => {
+                "the file system took only part of the bytes: it is full, or a quota is \
+                 exceeded"
+            }
+        }
+    }
+}
+
+/// The system's words of each cause, as `strerror` gives them (glibc, and the older
+/// spelling of ESTALE).
+const WORDS: [(&str, Cause); 6] = [
+    ("No space left on device", Cause::NoSpace),
+    ("Disk quota exceeded", Cause::Quota),
+    ("Read-only file system", Cause::ReadOnly),
+    ("Stale file handle", Cause::Stale),
+    ("Stale NFS file handle", Cause::Stale),
+    ("Permission denied", Cause::Access),
+];
+
 impl Error {
-    /// Whether the failure means the file system is full: the class `MPI_ERR_NO_SPACE`, a
-    /// short transfer, or MPI's text quoting `ENOSPC` (MPICH's ROMIO reports a full disk
-    /// as `MPI_ERR_IO` with the system's words in its error stack).
-    pub fn is_no_space(&self) -> bool {
+    /// What the failure most likely means, when its class, its text or its call tells.
+    pub fn cause(&self) -> Option<Cause> {
         match self {
             Error::Mpi { class, message, .. } => {
-                *class == ErrorClass::NoSpace || message.contains("No space left on device")
+                let by_words = WORDS
+                    .iter()
+                    .find(|(words, _)| message.contains(words))
+                    .map(|&(_, cause)| cause);
+                by_words.or(match class {
+                    ErrorClass::NoSpace => Some(Cause::NoSpace),
+                    ErrorClass::Quota => Some(Cause::Quota),
+                    ErrorClass::ReadOnly => Some(Cause::ReadOnly),
+                    ErrorClass::Access => Some(Cause::Access),
+                    ErrorClass::NoSuchFile => Some(Cause::NoSuchFile),
+                    ErrorClass::Io | ErrorClass::Other(_) => None,
+                })
             }
-            Error::Short { .. } => true,
-            Error::Invalid { .. } => false,
+            Error::Short { call, .. } if call.contains("read") => Some(Cause::ShortRead),
+            Error::Short { .. } => Some(Cause::ShortWrite),
+            Error::Invalid { .. } => None,
         }
+    }
+
+    /// Whether the failure means the file system is full: the class `MPI_ERR_NO_SPACE`, MPI's
+    /// text quoting `ENOSPC` (MPICH's ROMIO reports a full disk as `MPI_ERR_IO` with the
+    /// system's words in its error stack), or a write that moved only part of its bytes.
+    pub fn is_no_space(&self) -> bool {
+        matches!(self.cause(), Some(Cause::NoSpace | Cause::ShortWrite))
     }
 
     /// Whether the failure says the file (or a directory on its path) does not exist.
@@ -187,6 +285,74 @@ pub(crate) fn count(len: usize, call: &'static str, file: &str) -> Result<c_int>
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    fn failed(class: ErrorClass, message: &str) -> Error {
+        Error::Mpi {
+            call: "MPI_File_write_at",
+            file: "f".into(),
+            code: 1,
+            class,
+            message: message.into(),
+        }
+    }
+
+    #[test]
+    fn the_cause_comes_from_the_class_or_the_system_words() {
+        // ROMIO folds most errno values into MPI_ERR_IO with strerror in its stack.
+        let romio = |words: &str| {
+            failed(
+                ErrorClass::Io,
+                &format!("Other I/O error , error stack: ADIOI_GEN_WRITECONTIG(80): {words}"),
+            )
+        };
+        assert_eq!(
+            romio("Read-only file system").cause(),
+            Some(Cause::ReadOnly)
+        );
+        assert_eq!(romio("Disk quota exceeded").cause(), Some(Cause::Quota));
+        assert_eq!(romio("Stale file handle").cause(), Some(Cause::Stale));
+        assert_eq!(romio("Stale NFS file handle").cause(), Some(Cause::Stale));
+        assert_eq!(
+            romio("No space left on device").cause(),
+            Some(Cause::NoSpace)
+        );
+        assert_eq!(romio("Input/output error").cause(), None);
+        // Classes without the words (Open MPI's texts name the class only).
+        let read_only = failed(ErrorClass::ReadOnly, "MPI_ERR_READ_ONLY: read-only file");
+        assert_eq!(read_only.cause(), Some(Cause::ReadOnly));
+        assert!(!read_only.is_no_space());
+        assert_eq!(
+            failed(ErrorClass::Quota, "MPI_ERR_QUOTA").cause(),
+            Some(Cause::Quota)
+        );
+        assert_eq!(failed(ErrorClass::Other(16), "MPI_ERR_OTHER").cause(), None);
+        // The words win over a generic class.
+        assert_eq!(
+            failed(ErrorClass::Access, "Read-only file system").cause(),
+            Some(Cause::ReadOnly)
+        );
+    }
+
+    #[test]
+    fn a_short_read_is_not_a_full_disk() {
+        let short = |call| Error::Short {
+            call,
+            file: "f".into(),
+            requested: 8,
+            moved: 3,
+        };
+        let read = short("MPI_File_read_at");
+        assert_eq!(read.cause(), Some(Cause::ShortRead));
+        assert!(!read.is_no_space());
+        assert!(read.cause().unwrap().advice().contains("truncated"));
+        let write = short("MPI_File_write_all");
+        assert_eq!(write.cause(), Some(Cause::ShortWrite));
+        assert!(write.is_no_space());
+        // Each cause has words of its own.
+        let words: std::collections::BTreeSet<&str> =
+            Cause::ALL.iter().map(|c| c.advice()).collect();
+        assert_eq!(words.len(), Cause::ALL.len());
+    }
 
     #[test]
     fn with_file_renames_the_file_in_the_message() {

@@ -32,7 +32,7 @@ mod info;
 mod mode;
 
 pub use datatype::Datatype;
-pub use error::{Error, ErrorClass, Result};
+pub use error::{Cause, Error, ErrorClass, Result};
 pub use file::{File, Whence};
 pub use info::{check_hint, MAX_INFO_KEY_LEN, MAX_INFO_VALUE_LEN};
 pub use mode::AccessMode;

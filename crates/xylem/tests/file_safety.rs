@@ -79,7 +79,10 @@ fn a_link_at_the_output_name_is_refused_and_left() {
     std::os::unix::fs::symlink(victim.file(), &out).unwrap();
     let (code, stderr) = plot(&out);
     assert_eq!(code, Some(1), "{stderr}");
-    assert!(stderr.contains("the file exists"), "{stderr}");
+    assert!(
+        stderr.contains("plot.svg: a symbolic link has that name"),
+        "{stderr}"
+    );
     victim.assert_untouched();
 }
 

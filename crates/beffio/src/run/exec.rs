@@ -301,8 +301,8 @@ impl Partition<'_> {
         let e = e.with_file(full);
         if let Some(gone) = self.held.missing().or_else(|| self.partition_missing(&e)) {
             format!("{gone} ({e})")
-        } else if e.is_no_space() {
-            format!("{e} (is the disk full?)")
+        } else if let Some(cause) = e.cause() {
+            format!("{e} ({})", cause.advice())
         } else {
             e.to_string()
         }
@@ -505,7 +505,7 @@ impl Partition<'_> {
                     "the file system did not take them all, or this client does not see the \
                      other clients' writes (see 'file system' in the header)"
                 } else {
-                    "the file system did not take them all (is the disk full?)"
+                    "the file system did not take them all: it is full, or a quota is exceeded"
                 }
             )),
             Ok(_) => None,

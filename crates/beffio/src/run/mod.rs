@@ -11,7 +11,7 @@ pub mod rundir;
 
 use crate::figures::b_eff_io_2_1;
 use crate::hints::{parse_hints_file, Hints};
-use crate::options::{MemorySetting, Options};
+use crate::options::{MemorySetting, Options, Sabotage};
 use crate::outputs::Outputs;
 use crate::patterns::{mpart, pattern_table, PatternType, PATTERN_COUNT};
 use crate::report::{self, RunInfo};
@@ -557,7 +557,7 @@ fn run_partitions(
                         error_limit: opts.error_limit(),
                         on_pattern: &keep_pattern,
                     };
-                    run_partition(&mut part, opts.drop_cache, opts.corrupts_a_file())
+                    run_partition(&mut part, opts.drop_cache, opts.sabotage())
                 })
             }
             None => Err(String::new()),
@@ -588,17 +588,17 @@ fn run_partitions(
 fn run_partition(
     part: &mut exec::Partition,
     drop_cache: bool,
-    corrupt: bool,
+    sabotage: Sabotage,
 ) -> Result<PartitionResult, String> {
     let start = mpi::time();
     let mut counts = exec::Counts::new(PATTERN_COUNT);
     let mut access: [AccessResult; 3] = Default::default();
     let mut plan = None;
     for a in Access::ALL {
-        if a == Access::Read && corrupt {
+        if a == Access::Read && sabotage != Sabotage::None {
             let done = (part.comm.rank() == 0)
                 .then(|| {
-                    corrupt_first_marker(&part.dir.join("type2.0"))
+                    damage(&part.dir.join("type2.0"), sabotage)
                         .err()
                         .map(|e| format!("{e} (in '{}')", part.run_dir.display()))
                 })
@@ -624,7 +624,7 @@ fn run_partition(
             let (r, total) =
                 part.run_type(t, a, &mut counts, plan.as_ref())
                     .map_err(|e| match t {
-                        PatternType::Shared if !e.is_empty() => format!(
+                        PatternType::Shared if !e.is_empty() && !explained(&e) => format!(
                             "{e}\nb_eff_io: {}",
                             part.file_system.shared_pointer_advice()
                         ),
@@ -647,15 +647,29 @@ fn run_partition(
     })
 }
 
-/// `--test-corrupt-file`: replaces the first 8 bytes of `path` (a chunk's head marker) by
-/// a value no marker has, through the file system as any other writer would.
-fn corrupt_first_marker(path: &Path) -> Result<(), String> {
+/// Whether a failure's message already names its cause (a full or read-only file system,
+/// a quota, a stale handle, a short read, …): then it is not the shared file pointer's,
+/// and type 1's advice about that pointer would mislead.
+fn explained(message: &str) -> bool {
+    mpiio::Cause::ALL
+        .iter()
+        .any(|cause| message.contains(cause.advice()))
+}
+
+/// The test aids: `--test-corrupt-file` replaces the first 8 bytes of `path` (a chunk's
+/// head marker) by a value no marker has, `--test-truncate-file` cuts `path` to half its
+/// length, each through the file system as any other writer would.
+fn damage(path: &Path, sabotage: Sabotage) -> Result<(), String> {
     use std::os::unix::fs::FileExt;
-    std::fs::OpenOptions::new()
-        .write(true)
-        .open(path)
-        .and_then(|f| f.write_all_at(&0x5a5a_5a5a_5a5a_5a5au64.to_le_bytes(), 0))
-        .map_err(|e| format!("cannot corrupt '{}': {}", path.display(), rundir::cause(&e)))
+    let file = std::fs::OpenOptions::new().write(true).open(path);
+    match sabotage {
+        Sabotage::None => Ok(()),
+        Sabotage::Corrupt => {
+            file.and_then(|f| f.write_all_at(&0x5a5a_5a5a_5a5a_5a5au64.to_le_bytes(), 0))
+        }
+        Sabotage::Truncate => file.and_then(|f| f.set_len(f.metadata()?.len() / 2)),
+    }
+    .map_err(|e| format!("cannot damage '{}': {}", path.display(), rundir::cause(&e)))
 }
 
 /// Asks the kernel to drop the benchmark files' cached pages (each rank its own files).
@@ -751,6 +765,19 @@ fn report_all(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_failure_with_a_named_cause_is_explained() {
+        let e = format!(
+            "rank 0: write pattern 9 (type 1): MPI_File_write_ordered failed on 'f': … ({})",
+            mpiio::Cause::ReadOnly.advice()
+        );
+        assert!(explained(&e));
+        assert!(!explained(
+            "rank 0: write pattern 9 (type 1): MPI_File_write_ordered failed on 'f': \
+             MPI_ERR_OTHER: known error not in list"
+        ));
+    }
 
     #[test]
     fn an_interrupt_on_another_rank_gives_every_rank_its_code() {
