@@ -157,6 +157,33 @@ fn check_sum_with_2_1_rules(sum_path: &Path, partitions: &[u64]) {
 
 /// Runs `b_eff_io -T 3` on `n` ranks with `extra` options and checks everything a run
 /// must deliver; returns the JSON document and stdout.
+/// Every pattern line of a `.prot`, `t= T = IO+ REST+CHECK+SYNC …`: the four parts add up
+/// to T, to the rounding of the printed digits.
+fn assert_protocol_parts_add_up(prot: &str) {
+    let mut lines = 0;
+    for line in prot
+        .lines()
+        .filter(|l| l.starts_with("n=") && l.contains(" t="))
+    {
+        let after = &line[line.find(" t=").unwrap() + 3..];
+        let (t, rest) = after.split_once('=').unwrap();
+        let t: f64 = t.trim().parse().unwrap();
+        // " 0.008+ 0.000+0.005+0.050 0.001 …": four parts joined by '+', padded.
+        let mut pieces: Vec<&str> = rest.splitn(4, '+').collect();
+        let last = pieces.pop().unwrap().split_whitespace().next().unwrap();
+        pieces.push(last);
+        let parts: Vec<f64> = pieces.iter().map(|v| v.trim().parse().unwrap()).collect();
+        assert_eq!(parts.len(), 4, "{line}");
+        let sum: f64 = parts.iter().sum();
+        assert!(
+            (sum - t).abs() <= 0.005 + 0.002,
+            "{sum} against t = {t}: {line}"
+        );
+        lines += 1;
+    }
+    assert!(lines >= 3 * 43, "{lines} pattern lines:\n{prot}");
+}
+
 fn check_run(n: usize, extra: &[&str]) -> (serde_json::Value, String) {
     let _lock = mpitest::JobLock::acquire();
     let dir = scratch(&format!("ok{n}{}", extra.join("").replace('-', "")));
@@ -191,6 +218,7 @@ fn check_run(n: usize, extra: &[&str]) -> (serde_json::Value, String) {
         ["out.json", "precious", "sum.prot", "sum.sum"]
     );
     assert_eq!(std::fs::read(dir.join("precious")).unwrap(), b"keep me");
+    assert_protocol_parts_add_up(&std::fs::read_to_string(dir.join("sum.prot")).unwrap());
     let doc: serde_json::Value =
         serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
     assert_eq!(doc["benchmark"], "b_eff_io");
@@ -217,6 +245,12 @@ fn check_run(n: usize, extra: &[&str]) -> (serde_json::Value, String) {
                 assert!(x["repeats"].as_u64().unwrap() >= 1, "{a} {x}");
                 assert_eq!(x["errors"], 0, "{a} {x}");
                 assert!(x["bandwidth_mb_s"].as_f64().unwrap() > 0.0);
+                // The parts are the slowest rank's: they fit in its time.
+                let f = |k: &str| x[k].as_f64().unwrap();
+                assert!(
+                    f("io_s") + f("check_s") + f("sync_s") <= f("time_s") + 1e-9,
+                    "{a} {x}"
+                );
             }
         }
         // Rewrite and read repeat the write's calls while their budget lasts: never more,

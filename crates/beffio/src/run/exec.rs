@@ -981,8 +981,9 @@ impl Partition<'_> {
         }
     }
 
-    /// The result of pattern `p` (collective): the slowest rank's times, the data errors
-    /// of all ranks (each rank's named ones printed on the way), the bytes of all ranks.
+    /// The result of pattern `p` (collective): the slowest rank's time and the parts of
+    /// that same rank's time (so that they add up to it), the data errors of all ranks
+    /// (each rank's named ones printed on the way), the bytes of all ranks.
     fn pattern_result(
         &self,
         p: Pattern,
@@ -991,10 +992,21 @@ impl Partition<'_> {
         tally: &Tally,
         local: LocalTimes,
     ) -> PatternResult {
-        let [time_s, sync_s, io_s, check_s] = max_all(
-            self.comm,
-            [local.time_s, local.sync_s, local.io_s, local.check_s],
-        );
+        let [time_s] = max_all(self.comm, [local.time_s]);
+        // The slowest rank, the lowest of equals: max_all returns one rank's value exactly.
+        let candidate = if local.time_s == time_s {
+            -(self.rank() as f64)
+        } else {
+            f64::NEG_INFINITY
+        };
+        let [slowest] = max_all(self.comm, [candidate]);
+        let parts = if -slowest == self.rank() as f64 {
+            [local.sync_s, local.io_s, local.check_s]
+        } else {
+            [0.0; 3]
+        };
+        // Times are not negative, so the maximum is the slowest rank's.
+        let [sync_s, io_s, check_s] = max_all(self.comm, parts);
         self.print_data_errors(&p, access, &tally.details);
         let errors = sum_all(self.comm, tally.data_errors);
         PatternResult {
