@@ -25,12 +25,14 @@ tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 "$bin/xylem" gen man "$tmp/man" >/dev/null
 "$bin/xylem" gen completions "$tmp/completions" >/dev/null
+"$bin/xylem" gen schemas "$tmp/schemas" >/dev/null
 
 man1="$root/share/man/man1"
 bash_dir="$root/share/bash-completion/completions"
 zsh_dir="$root/share/zsh/site-functions"
 fish_dir="$root/share/fish/vendor_completions.d"
-install -d "$root/bin" "$man1" "$bash_dir" "$zsh_dir" "$fish_dir"
+schema_dir="$root/share/xylem/schemas"
+install -d "$root/bin" "$man1" "$bash_dir" "$zsh_dir" "$fish_dir" "$schema_dir"
 
 for p in "${programs[@]}"; do
   if [ "${XYLEM_STRIP:-yes}" = no ]; then
@@ -44,6 +46,7 @@ for p in "${programs[@]}"; do
   install -m 644 "$tmp/completions/fish/$p.fish" "$fish_dir/$p.fish"
 done
 install -m 644 "$tmp"/man/*.1 "$man1/"
+install -m 644 "$tmp"/schemas/*.schema.json "$schema_dir/"
 
 pages=$(ls "$tmp/man" | wc -l)
-echo "install: ${programs[*]} in $root/bin, $pages man pages in $man1, completions for bash, zsh and fish" >&2
+echo "install: ${programs[*]} in $root/bin, $pages man pages in $man1, completions for bash, zsh and fish, JSON Schemas in $schema_dir" >&2

@@ -28,6 +28,7 @@ pub const MIN_EXCESS_S: f64 = 2.0;
 
 /// One flagged pattern or partition.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct Warning {
     /// `slow_pattern` or `overrun_partition`.
     pub kind: String,

@@ -9,6 +9,7 @@ use serde::{Deserialize, Serialize};
 
 /// One line of `/proc/self/mountinfo`, the fields b_eff_io reports.
 #[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct Mount {
     /// Where it is mounted.
     pub mount_point: String,
@@ -83,6 +84,7 @@ pub fn mount_of(mountinfo: &str, path: &str) -> Option<Mount> {
 
 /// The outcome of one cross-rank check.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(tag = "result", rename_all = "snake_case")]
 pub enum Probe {
     /// Every other rank saw what rank 0 (or the last rank) did.
@@ -124,6 +126,7 @@ impl Probe {
 
 /// The file system of the run, as rank 0 sees it, with the cross-rank checks.
 #[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct FileSystem {
     /// Rank 0's mount of the run directory.
     pub mount: Mount,

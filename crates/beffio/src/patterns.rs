@@ -12,6 +12,7 @@ pub const TYPE_COUNT: usize = 5;
 
 /// The five pattern types.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub enum PatternType {
     /// 0: strided, one shared file, each rank owns every n-th chunk; collective calls.
     Scatter,
@@ -63,6 +64,7 @@ pub fn type_label(t: usize) -> String {
 
 /// What a pattern is for, beyond its sizes.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub enum Role {
     /// First pattern of a type (U = 0): runs exactly once, opens the file, pays the allocation.
     Open,
@@ -74,6 +76,7 @@ pub enum Role {
 
 /// One row of the pattern table.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct Pattern {
     /// Pattern number 0..42.
     pub number: usize,

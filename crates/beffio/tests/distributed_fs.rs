@@ -69,8 +69,7 @@ fn run(cluster: &Cluster, mpi: Installation, args: &[&str]) -> Job {
 }
 
 fn json(path: &Path) -> Value {
-    let text = std::fs::read_to_string(path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
-    serde_json::from_str(&text).unwrap()
+    mpitest::read_document(path)
 }
 
 /// Every pattern type's weighted figure, per access method, is a number above zero.

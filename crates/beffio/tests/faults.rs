@@ -225,6 +225,7 @@ fn assert_kept_or_absent(json: &Path, stderr: &str) {
         return;
     };
     let doc: serde_json::Value = serde_json::from_str(&text).unwrap();
+    mpitest::schema::assert_matches_schema(&doc);
     assert_eq!(doc["complete"], false, "{text}\n{stderr}");
     // What was measured: finished partitions, or patterns of the one the run was in.
     let unfinished = ["write", "rewrite", "read"]
@@ -282,8 +283,7 @@ fn a_250_character_path_works() {
         mpitest::dir_entries(&long).is_empty(),
         "the run directory stays"
     );
-    let doc: serde_json::Value =
-        serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
+    let doc: serde_json::Value = mpitest::read_document(&json);
     assert_eq!(doc["benchmark"], "b_eff_io");
     assert_eq!(doc["path"], long.display().to_string());
     std::fs::remove_dir_all(&base).unwrap();

@@ -132,6 +132,7 @@ fn a_killed_run_leaves_no_empty_files_and_the_next_run_replaces_its_reservations
         assert_eq!(kept, ["r.csv", "r.json", "r.prot", "r.sum"]);
         let text = std::fs::read_to_string(&files[0]).unwrap();
         let doc: serde_json::Value = serde_json::from_str(&text).unwrap();
+        mpitest::schema::assert_matches_schema(&doc);
         assert_eq!(doc["complete"], false, "{text}");
         // The user keeps them elsewhere before running again under the same names.
         for name in &kept {
@@ -168,8 +169,7 @@ fn a_killed_run_leaves_no_empty_files_and_the_next_run_replaces_its_reservations
         mpitest::dir_entries(&out),
         ["r.csv", "r.json", "r.prot", "r.sum"]
     );
-    let doc: serde_json::Value =
-        serde_json::from_str(&std::fs::read_to_string(&files[0]).unwrap()).unwrap();
+    let doc: serde_json::Value = mpitest::read_document(Path::new(&files[0]));
     assert_eq!(doc["benchmark"], "b_eff_io");
     std::fs::remove_dir_all(&path).unwrap();
     std::fs::remove_dir_all(&out).unwrap();

@@ -113,8 +113,7 @@ fn signal(pid: i32, name: &str) {
 }
 
 fn json(dir: &Path) -> serde_json::Value {
-    let text = std::fs::read_to_string(dir.join("r.json")).unwrap();
-    serde_json::from_str(&text).unwrap_or_else(|e| panic!("not complete JSON ({e}):\n{text}"))
+    mpitest::read_document(&dir.join("r.json"))
 }
 
 fn partitions_written(run: &Run) -> usize {

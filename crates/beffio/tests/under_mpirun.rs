@@ -219,8 +219,7 @@ fn check_run(n: usize, extra: &[&str]) -> (serde_json::Value, String) {
     );
     assert_eq!(std::fs::read(dir.join("precious")).unwrap(), b"keep me");
     assert_protocol_parts_add_up(&std::fs::read_to_string(dir.join("sum.prot")).unwrap());
-    let doc: serde_json::Value =
-        serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
+    let doc: serde_json::Value = mpitest::read_document(&json);
     assert_eq!(doc["benchmark"], "b_eff_io");
     assert_eq!(doc["processes"], n);
     mpitest::assert_provenance(&doc, "b_eff_io", n, "--memory-per-process");
@@ -945,8 +944,7 @@ fn data_corrupted_on_disk_is_found_and_fails_the_run() {
         "{stderr}"
     );
     assert!(stderr.contains("data errors on read"), "{stderr}");
-    let doc: serde_json::Value =
-        serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
+    let doc: serde_json::Value = mpitest::read_document(&json);
     assert_eq!(doc["valid"], false);
     assert!(doc["invalid_reasons"]
         .as_array()
@@ -1006,8 +1004,7 @@ fn a_file_cut_short_is_said_to_be_cut_short_not_a_full_disk() {
     );
     assert!(!stderr.contains("full"), "{stderr}");
     assert!(!stderr.contains("shared file pointer"), "{stderr}");
-    let doc: serde_json::Value =
-        serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
+    let doc: serde_json::Value = mpitest::read_document(&json);
     assert_eq!(doc["complete"], false);
     assert_eq!(mpitest::dir_entries(&dir), ["out.json"]);
     std::fs::remove_dir_all(&dir).unwrap();

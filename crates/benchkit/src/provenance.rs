@@ -18,6 +18,7 @@ pub const JOB_ID_VARIABLES: [&str; 6] = [
 
 /// A host of the job and how many ranks ran there.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct HostRanks {
     /// Its MPI processor name.
     pub name: String,
@@ -29,6 +30,7 @@ pub struct HostRanks {
 
 /// What produced a result.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct Provenance {
     /// The program (`sqmr`, `b_eff_io`).
     pub program: String,

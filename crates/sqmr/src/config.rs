@@ -21,6 +21,7 @@ pub const WARMUP_ITERATIONS: u64 = 10;
 
 /// A configuration that passed every check.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct Config {
     /// Ranks on the core node.
     pub num_cores: usize,

@@ -36,6 +36,7 @@ pub const EXACT_TREND_MAX: usize = 60;
 
 /// The trend test of one size's samples.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct Trend {
     /// Mann–Kendall `S`: later-higher pairs minus later-lower pairs (positive: rates rising).
     pub s: i64,
@@ -47,6 +48,7 @@ pub struct Trend {
 
 /// The runs test of one size's samples about their median.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct Runs {
     /// Runs of samples above and below the median (samples equal to it left out).
     pub runs: usize,
@@ -62,6 +64,7 @@ pub struct Runs {
 
 /// Both tests of one size, and the verdict.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct Independence {
     /// [`LEVEL`]: the most a size of independent loops is flagged.
     pub level: f64,

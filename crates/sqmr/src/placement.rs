@@ -7,6 +7,7 @@ use crate::topology::Topology;
 
 /// What the processor names say about the placement.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct Placement {
     /// The node under test: rank 0's processor name.
     pub core_node: String,

@@ -31,6 +31,7 @@ impl Times {
 
 /// A message rate and the bandwidth it means.
 #[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct Rate {
     /// Messages per second.
     pub msgs_per_s: f64,
@@ -40,6 +41,7 @@ pub struct Rate {
 
 /// The three figures of one row.
 #[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct Rates {
     /// From the mean core time.
     pub average: Rate,

@@ -70,6 +70,7 @@ pub fn min_samples_for(confidence: f64) -> usize {
 
 /// A confidence interval of the median, or why there is none.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct Interval {
     /// The confidence level asked for (0.95).
     pub level: f64,
@@ -89,6 +90,7 @@ pub struct Interval {
 
 /// Minimum, median and maximum of a size's samples, and the interval of the median.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct Summary {
     /// The number of samples.
     pub samples: usize,
@@ -179,6 +181,7 @@ pub struct Measured {
 
 /// What ended the repeats at one size.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub enum Stop {
     /// `--repeat K` samples were taken.
     #[serde(rename = "repeat")]
@@ -230,6 +233,7 @@ impl Stop {
 
 /// `--precision` and its limits.
 #[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct Precision {
     /// The widest half-width of the interval accepted, in percent of the median.
     pub percent: f64,

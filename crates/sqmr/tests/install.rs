@@ -93,6 +93,20 @@ fn install_puts_stripped_binaries_man_pages_and_completions_under_the_prefix() {
             .join(format!("share/bash-completion/completions/{p}"))
             .is_file());
     }
+    // The schemas, as the repository publishes them.
+    for name in [
+        "sqmr-2.schema.json",
+        "sqmr-scan-1.schema.json",
+        "b_eff_io-2.schema.json",
+    ] {
+        let installed = prefix.path().join("share/xylem/schemas").join(name);
+        let published = mpitest::schema::schema_dir().join(name);
+        assert_eq!(
+            std::fs::read_to_string(&installed).unwrap(),
+            std::fs::read_to_string(&published).unwrap(),
+            "{name}"
+        );
+    }
     // The installed sqmr says which MPI it was built against.
     let job = mpitest::run(
         mpitest::command(

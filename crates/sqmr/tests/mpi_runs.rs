@@ -124,8 +124,7 @@ fn json_agrees_with_the_text() {
     );
     assert!(job.success(), "{job:#?}");
     let table = parse(&job.stdout);
-    let doc: serde_json::Value =
-        serde_json::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap();
+    let doc: serde_json::Value = mpitest::read_document(&path);
     assert_eq!(doc["benchmark"], "sqmr");
     assert_eq!(doc["complete"], true);
     assert_eq!(doc["config"]["num_nbors"], 2);
@@ -306,7 +305,7 @@ fn help_prints_once_and_exits_zero() {
 }
 
 fn read_json(path: &std::path::Path) -> serde_json::Value {
-    serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap()
+    mpitest::read_document(path)
 }
 
 fn f(v: &serde_json::Value) -> f64 {

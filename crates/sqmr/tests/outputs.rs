@@ -51,9 +51,7 @@ fn lines_with<'a>(text: &'a str, needle: &str) -> Vec<&'a str> {
 }
 
 fn read_json(path: &Path) -> serde_json::Value {
-    let text = std::fs::read_to_string(path).unwrap();
-    serde_json::from_str(&text)
-        .unwrap_or_else(|e| panic!("{} is not complete JSON ({e}):\n{text}", path.display()))
+    mpitest::read_document(path)
 }
 
 #[test]
@@ -129,6 +127,7 @@ fn a_killed_run_leaves_no_json_or_a_complete_one() {
         if let Ok(text) = std::fs::read_to_string(&json) {
             let doc: serde_json::Value = serde_json::from_str(&text)
                 .unwrap_or_else(|e| panic!("a reader saw an incomplete version ({e}):\n{text}"));
+            mpitest::schema::assert_matches_schema(&doc);
             reads += 1;
             if doc["sizes"].as_array().unwrap().len() >= 4 {
                 break;

@@ -38,9 +38,10 @@ fn scan(fabric: &Fabric, per_host: usize, name: &str, extra: &[&str]) -> (Job, V
 }
 
 fn read(path: &Path, job: &Job) -> Value {
-    let text = std::fs::read_to_string(path)
-        .unwrap_or_else(|e| panic!("{}: {e}\n{job:#?}", path.display()));
-    serde_json::from_str(&text).unwrap()
+    if !path.exists() {
+        panic!("{}: no document\n{job:#?}", path.display());
+    }
+    mpitest::read_document(path)
 }
 
 fn strings(v: &Value) -> Vec<String> {

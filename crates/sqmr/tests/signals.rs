@@ -133,6 +133,7 @@ fn sigint_to_rank_0_stops_b_eff_io_with_130_keeping_only_what_was_measured() {
     );
     if let Ok(text) = std::fs::read_to_string(&json) {
         let doc: serde_json::Value = serde_json::from_str(&text).unwrap();
+        mpitest::schema::assert_matches_schema(&doc);
         assert_eq!(doc["complete"], false, "{text}");
         assert!(
             doc["stopped"]

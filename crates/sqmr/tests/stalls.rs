@@ -83,6 +83,7 @@ fn wait_for_sizes(json: &Path, sizes: usize) -> serde_json::Value {
         );
         if let Ok(text) = std::fs::read_to_string(json) {
             let doc: serde_json::Value = serde_json::from_str(&text).unwrap();
+            mpitest::schema::assert_matches_schema(&doc);
             if doc["sizes"].as_array().unwrap().len() >= sizes {
                 return doc;
             }
@@ -124,7 +125,7 @@ fn assert_stalled_code(code: Option<i32>, stderr: &str) {
 }
 
 fn read(json: &Path) -> serde_json::Value {
-    serde_json::from_str(&std::fs::read_to_string(json).unwrap()).unwrap()
+    mpitest::read_document(json)
 }
 
 #[test]

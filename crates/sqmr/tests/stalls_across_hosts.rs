@@ -118,7 +118,7 @@ fn finish(mut child: Child) -> (Option<i32>, String, f64) {
 }
 
 fn read(json: &Path) -> serde_json::Value {
-    serde_json::from_str(&std::fs::read_to_string(json).unwrap()).unwrap()
+    mpitest::read_document(json)
 }
 
 #[test]

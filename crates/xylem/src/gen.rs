@@ -1,5 +1,6 @@
-//! `xylem gen man DIR` and `xylem gen completions DIR`: man pages and shell completions
-//! of `sqmr`, `b_eff_io` and `xylem`, made from the same clap definitions as `--help`.
+//! `xylem gen man DIR`, `xylem gen completions DIR` and `xylem gen schemas DIR`: man
+//! pages and shell completions of `sqmr`, `b_eff_io` and `xylem`, made from the same clap
+//! definitions as `--help`, and the JSON Schemas of the result documents.
 //!
 //! Man pages: `DIR/sqmr.1`, `DIR/b_eff_io.1`, `DIR/xylem.1` and one page per `xylem`
 //! subcommand (`DIR/xylem-net-show.1`, ...). Completions: `DIR/bash/NAME.bash`,
@@ -27,6 +28,13 @@ pub enum GenCommand {
         #[arg(value_name = "DIR")]
         dir: PathBuf,
     },
+    /// Write the JSON Schemas of the result documents into DIR (sqmr-V.schema.json,
+    /// sqmr-scan-V.schema.json, b_eff_io-V.schema.json; V the schema version).
+    Schemas {
+        /// The directory (created if missing).
+        #[arg(value_name = "DIR")]
+        dir: PathBuf,
+    },
 }
 
 /// The three commands, each with its binary's name.
@@ -43,6 +51,7 @@ pub fn main(command: GenCommand) -> ExitCode {
     let done = match &command {
         GenCommand::Man { dir } => man_pages(dir),
         GenCommand::Completions { dir } => completions(dir),
+        GenCommand::Schemas { dir } => write_schemas(dir),
     };
     match done {
         Ok(files) => {
@@ -107,6 +116,54 @@ pub fn completions(dir: &Path) -> std::io::Result<Vec<PathBuf>> {
     Ok(files)
 }
 
+/// The JSON Schema (draft 2020-12) of each result document, by file name, derived from
+/// the types the programs serialize (what a document holds, as written).
+pub fn schemas() -> Vec<(String, serde_json::Value)> {
+    fn of<T: schemars::JsonSchema>() -> serde_json::Value {
+        let generator = schemars::generate::SchemaSettings::draft2020_12()
+            .for_serialize()
+            .into_generator();
+        generator.into_root_schema_for::<T>().to_value()
+    }
+    vec![
+        (
+            format!("sqmr-{}.schema.json", sqmr::report::json::SCHEMA_VERSION),
+            of::<sqmr::report::json::Document>(),
+        ),
+        (
+            format!(
+                "sqmr-scan-{}.schema.json",
+                sqmr::scan::report::SCAN_SCHEMA_VERSION
+            ),
+            of::<sqmr::scan::report::ScanDocument>(),
+        ),
+        (
+            format!(
+                "b_eff_io-{}.schema.json",
+                beffio::report::json::SCHEMA_VERSION
+            ),
+            of::<beffio::report::json::Document>(),
+        ),
+    ]
+}
+
+/// Writes every schema into `dir`, pretty, with a final newline.
+pub fn write_schemas(dir: &Path) -> std::io::Result<Vec<PathBuf>> {
+    std::fs::create_dir_all(dir)?;
+    let mut files = Vec::new();
+    for (name, schema) in schemas() {
+        let path = dir.join(name);
+        write_file(&path, schema_text(&schema).as_bytes())?;
+        files.push(path);
+    }
+    Ok(files)
+}
+
+/// A schema as the repository keeps it.
+pub fn schema_text(schema: &serde_json::Value) -> String {
+    serde_json::to_string_pretty(schema).expect("a schema serializes") + "\n"
+}
+
 /// Writes a generated file whole (replacing an older one), never leaving it partial.
 fn write_file(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
     outfile::replace(path, bytes).map_err(|e| std::io::Error::other(e.to_string()))
@@ -115,6 +172,34 @@ fn write_file(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_published_schemas_are_the_generated_ones() {
+        // schemas/ is what users and the tests read: a change of a document's types must
+        // come with `xylem gen schemas schemas` (and a new schema version when a field
+        // changes meaning or goes away).
+        let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../schemas");
+        let mut published: Vec<String> = std::fs::read_dir(&dir)
+            .unwrap()
+            .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+            .filter(|n| n.ends_with(".schema.json"))
+            .collect();
+        published.sort();
+        let mut generated: Vec<String> = schemas().into_iter().map(|(n, _)| n).collect();
+        generated.sort();
+        assert_eq!(published, generated);
+        for (name, schema) in schemas() {
+            let text = std::fs::read_to_string(dir.join(&name)).unwrap();
+            assert!(
+                text == schema_text(&schema),
+                "{name} differs from the types: run `xylem gen schemas schemas`"
+            );
+            assert_eq!(
+                schema["$schema"],
+                "https://json-schema.org/draft/2020-12/schema"
+            );
+        }
+    }
 
     /// Every option of `cmd` (not hidden) as its page spells it: roff escapes `-` as `\-`.
     fn options(cmd: &clap::Command) -> Vec<String> {

@@ -11,6 +11,9 @@
 
 pub mod hostile;
 pub mod procs;
+pub mod schema;
+
+pub use schema::read_document;
 
 use std::fs::File;
 use std::path::{Path, PathBuf};

@@ -64,8 +64,7 @@ fn srun_scan_flags_the_throttled_node_by_its_slurm_name() {
         "{job:#?}\nslurmctld:\n{}",
         cluster.log_tail("slurmctld", 30)
     );
-    let doc: serde_json::Value =
-        serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
+    let doc: serde_json::Value = mpitest::read_document(&json);
     let slow = cluster.nodes()[1].clone();
     assert_eq!(
         doc["scan"]["flagged_nodes"],

@@ -222,8 +222,7 @@ fn b_eff_io_on_two_nodes_four_tasks_two_partitions_and_cleans_up() {
         Vec::<String>::new(),
         "files left behind"
     );
-    let doc: serde_json::Value =
-        serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
+    let doc: serde_json::Value = mpitest::read_document(&json);
     assert_eq!(doc["processes"], 4, "{doc}");
     // The batch job and its two nodes are recorded.
     mpitest::assert_provenance(&doc, "b_eff_io", 4, "--memory-per-process");

@@ -25,6 +25,7 @@ fn yes() -> bool {
 
 /// The whole document.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct Document {
     /// Always `"b_eff_io"`.
     pub benchmark: String,
@@ -108,6 +109,7 @@ pub struct Document {
 
 /// The partition a run stopped in: its patterns so far, no figures.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct Unfinished {
     /// n.
     pub processes: usize,
@@ -156,6 +158,7 @@ impl Unfinished {
 
 /// One partition.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct Partition {
     /// n.
     pub processes: usize,
@@ -191,6 +194,7 @@ pub struct Partition {
 
 /// One type under one access method.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct TypeDoc {
     /// 0..4.
     #[serde(rename = "type")]
@@ -218,6 +222,7 @@ pub struct TypeDoc {
 
 /// The hints file of `-i`.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct HintsFileDoc {
     /// Its path as given.
     pub path: String,
@@ -227,6 +232,7 @@ pub struct HintsFileDoc {
 
 /// One line of the hints file, its fields as 2.1 spells them.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct HintLineDoc {
     /// Line number from 1.
     pub line: usize,
@@ -246,6 +252,7 @@ pub struct HintLineDoc {
 
 /// The hints of one file: given at open and reported after, and per pattern.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct FileHintsDoc {
     /// `write`, `rewrite` or `read`.
     pub access: String,
@@ -264,6 +271,7 @@ pub struct FileHintsDoc {
 
 /// The hints of one pattern.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct PatternHintsDoc {
     /// 0..42.
     pub number: usize,
@@ -325,6 +333,7 @@ fn hints_file(f: &hints::HintsFile) -> HintsFileDoc {
 
 /// The POSIX comparison of `--posix-baseline`.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct Baseline {
     /// The pattern whose bytes were written again.
     pub pattern: usize,
@@ -340,6 +349,7 @@ pub struct Baseline {
 
 /// A value per access method.
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct PerAccess<T> {
     /// First write.
     pub write: T,
@@ -370,6 +380,7 @@ impl<T> PerAccess<T> {
 
 /// One pattern.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct Pattern {
     /// 0..42.
     pub number: usize,

@@ -200,6 +200,7 @@ impl SizeResult {
 
 /// The whole document.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct Document {
     /// Always `"sqmr"`: tells readers which kind of result this is.
     pub benchmark: String,
@@ -244,6 +245,7 @@ pub struct Document {
 
 /// A size that ran far slower than the sizes beside it.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct Anomaly {
     /// What was seen: `slow_size`.
     pub kind: String,
@@ -263,6 +265,7 @@ pub struct Anomaly {
 
 /// Where the run happened.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct Environment {
     /// `MPI_Get_library_version`, complete.
     pub mpi_library: String,
@@ -276,6 +279,7 @@ pub struct Environment {
 
 /// The measurements at one size.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct SizeResult {
     /// Message size in bytes.
     pub msgsize: u64,
@@ -304,6 +308,7 @@ pub struct SizeResult {
 
 /// One timed loop of a size.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct Sample {
     /// Every core rank's elapsed seconds, in rank order.
     pub core_elapsed_s: Vec<f64>,
@@ -313,6 +318,7 @@ pub struct Sample {
 
 /// The statistics of a size's samples.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct Statistics {
     /// What they are of: [`STATISTIC`], the average rate in messages per second (the
     /// bandwidths follow as rate · msgsize / 2^20).
@@ -464,6 +470,7 @@ struct Head {
 
 /// What `--validate` checked.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct Validation {
     /// Messages whose contents were checked, over all ranks.
     pub messages_checked: u64,

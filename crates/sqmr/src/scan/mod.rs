@@ -40,6 +40,7 @@ pub const DEFAULT_ROUNDS: usize = 16;
 
 /// How a scan runs.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct Settings {
     /// Message size of the rate measurement, bytes.
     pub small_bytes: usize,
@@ -109,6 +110,7 @@ pub fn nodes_of(names: &[String]) -> Vec<Node> {
 
 /// What one node pair measured in one round: the sums over its rank pairs.
 #[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct PairRun {
     /// The first node's index.
     pub a: usize,

@@ -10,6 +10,7 @@ pub const SCAN_SCHEMA_VERSION: u32 = 1;
 
 /// What `sqmr --scan --json` writes.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct ScanDocument {
     /// Always `"sqmr"`.
     pub benchmark: String,
@@ -70,6 +71,7 @@ impl ScanDocument {
 
 /// The scan's settings, nodes, pairs and verdict.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct Scan {
     /// How it ran.
     pub settings: Settings,
@@ -87,6 +89,7 @@ pub struct Scan {
 
 /// One node's figures and verdict.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct ScanNode {
     /// Its processor name.
     pub host: String,
@@ -116,6 +119,7 @@ pub struct ScanNode {
 
 /// One pair's figures.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct ScanPair {
     /// The first node's host.
     pub a: String,
