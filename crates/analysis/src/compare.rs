@@ -41,6 +41,10 @@ pub struct Comparison {
     /// of those differ beyond them.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub intervals: Option<IntervalSummary>,
+    /// sqmr: which of the two ran one timed loop per size (`"A"`, `"B"`), whose ratios
+    /// no interval vouches for; empty when both repeated their sizes.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub single_samples: Vec<&'static str>,
 }
 
 /// How many sizes differ beyond their intervals.
@@ -168,6 +172,11 @@ pub fn compare(a: &Run, b: &Run) -> Result<Comparison> {
         a_not_independent: not_independent(&a.document),
         b_not_independent: not_independent(&b.document),
     });
+    let single_samples = [("A", &a.document), ("B", &b.document)]
+        .into_iter()
+        .filter(|(_, d)| single_loops(d))
+        .map(|(name, _)| name)
+        .collect();
     Ok(Comparison {
         benchmark: kind.name(),
         a: a.label.clone(),
@@ -175,7 +184,16 @@ pub fn compare(a: &Run, b: &Run) -> Result<Comparison> {
         headline,
         rows,
         intervals,
+        single_samples,
     })
+}
+
+/// Whether an sqmr result ran one timed loop per size (no `--repeat`, no `--precision`).
+fn single_loops(document: &Document) -> bool {
+    match document {
+        Document::Sqmr(d) => !d.sizes.is_empty() && d.sizes.iter().all(|s| s.samples.len() <= 1),
+        _ => false,
+    }
 }
 
 /// The message sizes of an sqmr result whose loops were found not independent.
@@ -384,6 +402,18 @@ pub fn text(c: &Comparison) -> String {
     }
     for r in &c.rows {
         out += &line(r, with_intervals);
+    }
+    if !c.single_samples.is_empty() {
+        let (who, verb) = match c.single_samples.as_slice() {
+            [one] => (format!("{one} ran"), "its"),
+            _ => ("A and B ran".to_string(), "their"),
+        };
+        out += &format!(
+            "# single samples: {who} one timed loop per size, so {verb} ratios carry no \
+             interval: two single loops can differ by a large factor by chance on a busy or \
+             shared machine; run with --repeat 9 (or --precision 2) to see whether a \
+             difference is beyond the spread\n"
+        );
     }
     if let Some(s) = &c.intervals {
         out += &format!(

@@ -15,6 +15,7 @@
 #![forbid(unsafe_code)]
 
 pub mod compare;
+pub mod describe;
 pub mod error;
 pub mod load;
 pub mod perflog;

@@ -101,7 +101,10 @@ fn links(name: &str) -> String {
 }
 
 fn sqmr_section(doc: &sqmr_doc::Document) -> String {
-    let mut out = String::from("## sqmr: message rate of one node\n\n");
+    let mut out = format!(
+        "## sqmr: {}\n\n",
+        crate::describe::SqmrKind::of(doc).heading()
+    );
     let c = &doc.config;
     let library = doc
         .environment
@@ -124,6 +127,9 @@ fn sqmr_section(doc: &sqmr_doc::Document) -> String {
         c.win_size,
         if doc.complete { "" } else { " (INCOMPLETE)" }
     );
+    for caution in crate::describe::sqmr_cautions(doc) {
+        let _ = writeln!(out, "**Caution:** {caution}.\n");
+    }
     out.push_str("| figure | value | at |\n| --- | ---: | ---: |\n");
     if let Some((at, rate)) = doc.peak_rate() {
         let _ = writeln!(

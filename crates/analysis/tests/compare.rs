@@ -278,17 +278,34 @@ fn sqmr_without_intervals_on_one_side_gives_no_verdict() {
         .filter(|r| r.msgsize != Some(0))
         .all(|r| r.a_ci95.is_some()));
     assert_eq!(c.intervals, None);
+    // B ran one loop per size: said, for B only.
+    assert_eq!(c.single_samples, ["B"]);
     let table = text(&c);
+    assert!(
+        table.contains("# single samples: B ran one timed loop per size, so its ratios"),
+        "{table}"
+    );
     assert!(
         table
             .lines()
             .any(|l| l.starts_with("1024 B ") && l.ends_with("  -")),
         "{table}"
     );
-    // Neither side with intervals: the table and JSON of before.
+    // Neither side with intervals: no interval columns, and the ratios are said to be of
+    // single loops.
     let c = compare(&run("sqmr-a.json"), &run("sqmr-b.json")).unwrap();
     assert!(!text(&c).contains("CI"));
+    assert!(
+        text(&c).contains("# single samples: A and B ran one timed loop per size, so their"),
+        "{}",
+        text(&c)
+    );
     let v: serde_json::Value = serde_json::from_str(&json(&c)).unwrap();
     assert!(v.get("intervals").is_none());
+    assert_eq!(v["single_samples"], serde_json::json!(["A", "B"]));
+    // Both repeated: nothing said.
+    let c = compare(&run("sqmr-r7-a.json"), &run("sqmr-p5-b.json")).unwrap();
+    assert!(c.single_samples.is_empty());
+    assert!(!text(&c).contains("single samples"));
     assert!(v["rows"][2].get("a_ci95").is_none() && v["rows"][2].get("differ").is_none());
 }

@@ -2,7 +2,7 @@
 
 mod common;
 
-use analysis::plot::{beffio as bplot, plot, png_file, sqmr as splot, Format};
+use analysis::plot::{beffio as bplot, notes, plot, png_file, sqmr as splot, Format};
 use common::{hex, run};
 
 fn svg(runs: &[analysis::Run]) -> String {
@@ -178,7 +178,11 @@ fn png_pictures_have_the_series_colours_and_text() {
     let bytes = plot(&[run("sqmr-a.json"), run("sqmr-b.json")], Format::Png).unwrap();
     assert_eq!(&bytes[..8], b"\x89PNG\r\n\x1a\n");
     let (w, h, rgb) = png_file::decode(&bytes).unwrap();
-    assert_eq!((w, h), splot::SIZE);
+    // Four lines under the title: what each result is, and that each ran within one node.
+    assert_eq!(
+        (w, h),
+        (splot::SIZE.0, splot::SIZE.1 + 4 * notes::LINE_HEIGHT)
+    );
     let colour = analysis::plot::style::colour;
     assert!(pixels_of(&rgb, colour(0)) > 1000, "series 0");
     assert!(pixels_of(&rgb, colour(1)) > 1000, "series 1");
@@ -189,7 +193,22 @@ fn png_pictures_have_the_series_colours_and_text() {
 
     let bytes = plot(&[run("beffio-a.json")], Format::Png).unwrap();
     let (w, h, rgb) = png_file::decode(&bytes).unwrap();
-    assert_eq!((w, h), (bplot::WIDTH, 2 * bplot::ROW_HEIGHT));
+    // Two lines above the rows (what it is, NOT VALID) and a margin.
+    assert_eq!(
+        (w, h),
+        (
+            bplot::WIDTH,
+            2 * bplot::ROW_HEIGHT + 2 * notes::LINE_HEIGHT + 8
+        )
+    );
+    // The caution in red above the rows (its glyphs are anti-aliased: red-ish pixels,
+    // not the colour itself).
+    let header = (2 * notes::LINE_HEIGHT + 8) as usize * w as usize * 3;
+    let red = rgb[..header]
+        .chunks(3)
+        .filter(|p| p[0] > 150 && p[1] < 80 && p[2] < 80)
+        .count();
+    assert!(red > 100, "{red}");
     for t in 0..5 {
         assert!(pixels_of(&rgb, colour(t)) > 500, "type {t}");
     }
@@ -214,7 +233,52 @@ fn several_beffio_results_get_their_labels_in_the_titles() {
             .count(),
         2
     );
-    assert!(text.starts_with("<svg width=\"1500\" height=\"1720\""));
+    // 4 rows of 430 and, above them, two lines per result and a margin.
+    assert!(
+        text.starts_with("<svg width=\"1500\" height=\"1808\""),
+        "{}",
+        &text[..60]
+    );
+    // What each result is and, in red, that it is NOT VALID and why.
+    let about: Vec<&String> = t
+        .iter()
+        .filter(|s| s.starts_with("after: 2 processes on ") && s.ends_with(" UTC"))
+        .collect();
+    assert_eq!(about.len(), 1, "{t:?}");
+    assert_eq!(
+        t.iter()
+            .filter(|s| s.starts_with("after: NOT VALID: ") && s.contains("600"))
+            .count(),
+        1,
+        "{t:?}"
+    );
+    let red = roxmltree::Document::parse(&text)
+        .unwrap()
+        .descendants()
+        .filter(|n| n.has_tag_name("text"))
+        .filter(|n| n.text().is_some_and(|s| s.contains("NOT VALID")))
+        .filter(|n| n.attribute("fill") == Some("#BE0000"))
+        .count();
+    assert_eq!(red, 2, "the cautions are red");
+}
+
+#[test]
+fn a_run_within_one_node_says_so_on_the_picture() {
+    let text = svg(&[run("sqmr-a.json")]);
+    let doc = roxmltree::Document::parse(&text).unwrap();
+    let t = texts(&doc);
+    assert!(
+        t.contains(
+            &"core node vm, 2 ranks on 1 host, Open MPI v4.1.4, 2026-12-01 20:19 UTC".to_string()
+        ),
+        "{t:?}"
+    );
+    assert!(
+        t.contains(
+            &"every rank on vm: the rates are of shared memory, not of the network".to_string()
+        ),
+        "{t:?}"
+    );
 }
 
 #[test]

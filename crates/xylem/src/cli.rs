@@ -43,7 +43,8 @@ pub enum Command {
     /// ReFrame performance logs as series over time: a trend table, JSON or a plot.
     #[command(after_help = analysis::input_rules())]
     Perflog(crate::perflog::PerflogArgs),
-    /// Man pages and shell completions of sqmr, b_eff_io and xylem.
+    /// Man pages and shell completions of sqmr, b_eff_io and xylem; the results' JSON
+    /// Schemas.
     Gen {
         /// What to generate.
         #[command(subcommand)]

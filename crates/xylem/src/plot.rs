@@ -3,7 +3,7 @@
 //!
 //! The picture is an output file like the benchmarks' (crate `outfile`): its name is
 //! reserved before the results are read (an existing file is refused, never
-//! overwritten), and the picture is written to a temporary file renamed into place, so a
+//! overwritten unless `--force` names a regular file to replace), and the picture is written to a temporary file renamed into place, so a
 //! full disk leaves no partial SVG or empty PNG.
 
 use std::path::PathBuf;
@@ -18,9 +18,14 @@ pub struct PlotArgs {
     /// `sqmr --scan --json` document (drawn as a heat map of its node pairs).
     #[arg(required = true, value_name = "RESULT.json")]
     pub results: Vec<PathBuf>,
-    /// The picture to write (a new file, never overwritten): its name ends in .svg or .png.
+    /// The picture to write (a new file, never overwritten unless --force): its name ends
+    /// in .svg or .png.
     #[arg(short, long, value_name = "FILE")]
     pub output: PathBuf,
+    /// Replace FILE if it is an existing regular file (the new picture is put in its place
+    /// whole; a link, directory or device there is still refused).
+    #[arg(long)]
+    pub force: bool,
     /// The legend label of each result, in order (default: the file name without .json).
     #[arg(long, value_name = "LABEL")]
     pub label: Vec<String>,
@@ -37,6 +42,15 @@ pub fn main(args: PlotArgs) -> ExitCode {
     }
 }
 
+/// The results, each with its label.
+fn load(args: &PlotArgs) -> Result<Vec<analysis::Run>, analysis::Error> {
+    args.results
+        .iter()
+        .enumerate()
+        .map(|(i, path)| analysis::load_file(path, args.label.get(i).map(String::as_str)))
+        .collect()
+}
+
 fn run(args: &PlotArgs) -> Result<(), analysis::Error> {
     if args.label.len() > args.results.len() {
         return Err(analysis::Error::Usage(format!(
@@ -46,18 +60,20 @@ fn run(args: &PlotArgs) -> Result<(), analysis::Error> {
         )));
     }
     let format = analysis::plot::Format::from_path(&args.output)?;
+    let existing = std::fs::symlink_metadata(&args.output).is_ok_and(|m| m.is_file());
+    if args.force && existing {
+        let bytes = analysis::plot::plot(&load(args)?, format)?;
+        outfile::replace(&args.output, &bytes)
+            .map_err(|e| analysis::Error::Usage(e.to_string()))?;
+        outfile::eprintln!("xylem plot: {} replaced (--force)", args.output.display());
+        return Ok(());
+    }
     let mut picture = outfile::Reservation::reserve(&args.output)
         .map_err(|e| analysis::Error::Usage(e.to_string()))?;
     if let Some(notice) = picture.replaced_notice() {
         outfile::eprintln!("xylem plot: warning: {notice}");
     }
-    let runs = args
-        .results
-        .iter()
-        .enumerate()
-        .map(|(i, path)| analysis::load_file(path, args.label.get(i).map(String::as_str)))
-        .collect::<Result<Vec<_>, _>>()?;
-    let bytes = analysis::plot::plot(&runs, format)?;
+    let bytes = analysis::plot::plot(&load(args)?, format)?;
     picture
         .write(&bytes)
         .and_then(|()| picture.release())

@@ -241,6 +241,17 @@ fn summary_gives_each_results_headline_figures_and_links() {
         text.contains("2 core rank(s) x 1 neighbour(s), window"),
         "{text}"
     );
+    // The fixture ran on one machine: said in the heading and as a caution.
+    assert!(
+        text.contains("## sqmr: message rate within one node (vm: shared memory, not the network)"),
+        "{text}"
+    );
+    assert!(
+        text.contains(
+            "**Caution:** every rank on vm: the rates are of shared memory, not of the network."
+        ),
+        "{text}"
+    );
     let beffio: serde_json::Value =
         serde_json::from_str(&std::fs::read_to_string(fixture("beffio-a.json")).unwrap()).unwrap();
     let figure = analysis::summary::grouped(beffio["b_eff_io_mb_s"].as_f64().unwrap(), 1);

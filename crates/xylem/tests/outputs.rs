@@ -138,6 +138,43 @@ fn plot_never_overwrites_a_file() {
     );
     assert_eq!(std::fs::read_to_string(&svg).unwrap(), "precious");
     assert_eq!(mpitest::dir_entries(dir.path()), ["rates.svg"]);
+
+    // --force replaces the regular file the user named, whole, and says so.
+    let out = xylem(
+        &[
+            "plot",
+            &report_fixture("sqmr-a.json"),
+            "-o",
+            svg.to_str().unwrap(),
+            "--force",
+        ],
+        Stdio::null(),
+    );
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(0), "{stderr}");
+    assert_eq!(
+        stderr,
+        format!("xylem plot: {} replaced (--force)\n", svg.display())
+    );
+    assert!(std::fs::read_to_string(&svg).unwrap().starts_with("<svg"));
+    assert_eq!(mpitest::dir_entries(dir.path()), ["rates.svg"]);
+
+    // Not a link, though: --force does not make a link or a directory a file to replace.
+    let link = dir.path().join("link.svg");
+    std::os::unix::fs::symlink(&svg, &link).unwrap();
+    let out = xylem(
+        &[
+            "plot",
+            &report_fixture("sqmr-a.json"),
+            "-o",
+            link.to_str().unwrap(),
+            "--force",
+        ],
+        Stdio::null(),
+    );
+    assert_eq!(out.status.code(), Some(1));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("a symbolic link has that name"));
+    assert!(std::fs::symlink_metadata(&link).unwrap().is_symlink());
 }
 
 /// A 64 KiB tmpfs filled but for one page of 4 KiB (room for a reservation, not for a

@@ -39,7 +39,12 @@ pub fn rows(docs: &[(&str, &Document)]) -> usize {
 /// [`MAX_ROWS`] ([`super::plot`] refuses more).
 pub fn size(docs: &[(&str, &Document)]) -> (u32, u32) {
     let rows = rows(docs).clamp(1, MAX_ROWS);
-    (WIDTH, ROW_HEIGHT * rows as u32)
+    (WIDTH, ROW_HEIGHT * rows as u32 + header_height(docs))
+}
+
+/// The height of the lines on the results above the rows (with a margin).
+fn header_height(docs: &[(&str, &Document)]) -> u32 {
+    super::notes::height(&super::notes::beffio(docs)) + 8
 }
 
 /// The title of a partition's row; the label is given when several results are plotted.
@@ -69,6 +74,8 @@ pub fn draw<DB: DrawingBackend>(
             .map(|p| p.bandwidth_mb_s)
     });
     let (y0, y1) = style::log_range(values).unwrap_or((1.0, 10.0));
+    let (header, root) = root.split_vertically(header_height(docs));
+    super::notes::draw(&header, &super::notes::beffio(docs))?;
     let rows: usize = docs.iter().map(|(_, d)| d.partitions.len()).sum();
     let areas = root.split_evenly((rows, 1));
     let several = docs.len() > 1;

@@ -7,6 +7,7 @@
 
 pub mod beffio;
 pub mod font;
+pub mod notes;
 pub mod png_file;
 pub mod scan;
 pub mod sqmr;
@@ -75,7 +76,7 @@ pub fn plot(runs: &[Run], format: Format) -> Result<Vec<u8>> {
     }
     font::ensure()?;
     let size = match kind {
-        Kind::Sqmr => sqmr::SIZE,
+        Kind::Sqmr => sqmr::size(&sqmr_docs(runs)),
         Kind::BEffIo => beffio::size(&beffio_docs(runs)),
         Kind::SqmrScan => scan::size(scan_doc(runs).map_or(0, |d| d.scan.nodes.len())),
     };
@@ -148,16 +149,7 @@ fn draw<DB: DrawingBackend>(
 ) -> Result<()> {
     root.fill(&WHITE).map_err(draw_error)?;
     match kind {
-        Kind::Sqmr => {
-            let docs: Vec<(&str, &::sqmr::report::json::Document)> = runs
-                .iter()
-                .filter_map(|r| match &r.document {
-                    Document::Sqmr(d) => Some((r.label.as_str(), d)),
-                    _ => None,
-                })
-                .collect();
-            sqmr::draw(root, &docs)
-        }
+        Kind::Sqmr => sqmr::draw(root, &sqmr_docs(runs)),
         Kind::BEffIo => beffio::draw(root, &beffio_docs(runs)),
         Kind::SqmrScan => match scan_doc(runs) {
             Some(doc) => scan::draw(root, doc),
@@ -171,6 +163,15 @@ fn scan_doc(runs: &[Run]) -> Option<&::sqmr::scan::report::ScanDocument> {
         Document::SqmrScan(d) => Some(&**d),
         _ => None,
     })
+}
+
+fn sqmr_docs(runs: &[Run]) -> Vec<(&str, &::sqmr::report::json::Document)> {
+    runs.iter()
+        .filter_map(|r| match &r.document {
+            Document::Sqmr(d) => Some((r.label.as_str(), d)),
+            _ => None,
+        })
+        .collect()
 }
 
 fn beffio_docs(runs: &[Run]) -> Vec<(&str, &::beffio::report::json::Document)> {

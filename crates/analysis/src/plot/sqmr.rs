@@ -15,11 +15,19 @@ use crate::load::Result;
 use ::sqmr::rates::Rate;
 use ::sqmr::report::json::Document;
 
-/// Width and height of the picture.
+/// Width and height of the picture without the lines on the results under its title.
 pub const SIZE: (u32, u32) = (1400, 600);
 
+/// Width and height of the picture of `docs`: [`SIZE`] and the lines on the results.
+pub fn size(docs: &[(&str, &Document)]) -> (u32, u32) {
+    (
+        SIZE.0,
+        SIZE.1 + super::notes::height(&super::notes::sqmr(docs)),
+    )
+}
+
 /// The title of the picture.
-pub const TITLE: &str = "sqmr: message rate and bandwidth of one node";
+pub const TITLE: &str = "sqmr: message rate and bandwidth";
 /// The x axis description (both panels).
 pub const X_DESC: &str = "message size (bytes)";
 /// The rate panel's y axis description.
@@ -44,6 +52,9 @@ pub fn draw<DB: DrawingBackend>(
     let root = root
         .titled(TITLE, (super::font::FAMILY, style::TITLE))
         .map_err(draw_error)?;
+    let lines = super::notes::sqmr(docs);
+    let (about, root) = root.split_vertically(super::notes::height(&lines));
+    super::notes::draw(&about, &lines)?;
     let (note, body) = root.split_vertically(24);
     let with_intervals = docs
         .iter()

@@ -1,0 +1,241 @@
+//! What a result is, in a few words: for the lines under a plot's title, the summary's
+//! headings and the comparison's notes. What could make its figures mislead — a run
+//! within one node, a run cut short, a b_eff_io run that is NOT VALID — is said apart, as
+//! a caution, so that it is drawn where nobody misses it.
+
+use ::beffio::report::json::Document as BeffioDoc;
+use ::sqmr::report::json::Document as SqmrDoc;
+
+/// Where an sqmr run's ranks were, and so what its rates measure.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum SqmrKind {
+    /// Core ranks on one node, every neighbour elsewhere: the network.
+    AcrossNodes {
+        /// The node under test.
+        core_node: String,
+        /// How many other nodes held the neighbours.
+        other_nodes: usize,
+    },
+    /// Every rank on one node: shared memory, not the network.
+    WithinOneNode {
+        /// The node.
+        node: String,
+    },
+    /// Some neighbours on the core node or some core ranks elsewhere: a mix of both.
+    Mixed {
+        /// The node under test.
+        core_node: String,
+    },
+}
+
+impl SqmrKind {
+    /// The kind of `doc`'s run, from its placement and hosts.
+    pub fn of(doc: &SqmrDoc) -> SqmrKind {
+        let p = &doc.placement;
+        let core_node = p.core_node.clone();
+        let mut others: Vec<&String> = doc
+            .environment
+            .hosts
+            .iter()
+            .filter(|h| **h != core_node)
+            .collect();
+        others.sort();
+        others.dedup();
+        if p.cores_elsewhere.is_empty() && p.neighbours_on_core_node.is_empty() {
+            SqmrKind::AcrossNodes {
+                core_node,
+                other_nodes: others.len(),
+            }
+        } else if others.is_empty() {
+            SqmrKind::WithinOneNode { node: core_node }
+        } else {
+            SqmrKind::Mixed { core_node }
+        }
+    }
+
+    /// A heading: "message rate of node n1 against 4 other nodes".
+    pub fn heading(&self) -> String {
+        match self {
+            SqmrKind::AcrossNodes {
+                core_node,
+                other_nodes,
+            } => format!(
+                "message rate of node {core_node} against {other_nodes} other node{}",
+                plural(*other_nodes)
+            ),
+            SqmrKind::WithinOneNode { node } => {
+                format!("message rate within one node ({node}: shared memory, not the network)")
+            }
+            SqmrKind::Mixed { core_node } => {
+                format!("message rate of node {core_node}, some partners on the same node (mixed)")
+            }
+        }
+    }
+
+    /// The caution to draw, if the rates are not the network's alone.
+    pub fn caution(&self) -> Option<String> {
+        match self {
+            SqmrKind::AcrossNodes { .. } => None,
+            SqmrKind::WithinOneNode { node } => Some(format!(
+                "every rank on {node}: the rates are of shared memory, not of the network"
+            )),
+            SqmrKind::Mixed { core_node } => Some(format!(
+                "neighbour ranks on the core node {core_node} (or core ranks elsewhere): the \
+                 rates mix shared memory and the network"
+            )),
+        }
+    }
+}
+
+fn plural(n: usize) -> &'static str {
+    if n == 1 {
+        ""
+    } else {
+        "s"
+    }
+}
+
+/// The MPI library in a few words: the first line of its version text up to the first
+/// comma ("Open MPI v4.1.4", "MPICH Version: 4.0.2" becomes "MPICH 4.0.2").
+pub fn mpi_short(library: &str) -> String {
+    let first = library.lines().next().unwrap_or_default();
+    let first = first.split(',').next().unwrap_or_default();
+    let words: Vec<&str> = first.split_whitespace().collect();
+    let text = words.join(" ");
+    let text = text.replace("MPICH Version:", "MPICH");
+    let text = text
+        .split(" for Linux")
+        .next()
+        .unwrap_or_default()
+        .to_string();
+    let mut short: String = text.chars().take(48).collect();
+    if text.chars().count() > 48 {
+        short.push('…');
+    }
+    short
+}
+
+/// A document's date as minutes, UTC ("2026-12-05 08:40 UTC"); the text as it is when it
+/// does not read as a date.
+pub fn when(date: &str) -> String {
+    match chrono::DateTime::parse_from_rfc3339(date) {
+        Ok(t) => t
+            .with_timezone(&chrono::Utc)
+            .format("%Y-%m-%d %H:%M UTC")
+            .to_string(),
+        Err(_) => date.to_string(),
+    }
+}
+
+/// One line on an sqmr result: its node(s), ranks, MPI and date.
+pub fn sqmr_line(doc: &SqmrDoc) -> String {
+    let ranks = doc.environment.ranks;
+    let mut hosts = doc.environment.hosts.clone();
+    hosts.sort();
+    hosts.dedup();
+    format!(
+        "core node {}, {ranks} rank{} on {} host{}, {}, {}",
+        doc.placement.core_node,
+        plural(ranks),
+        hosts.len(),
+        plural(hosts.len()),
+        mpi_short(&doc.environment.mpi_library),
+        when(&doc.date)
+    )
+}
+
+/// The cautions of an sqmr result: where its ranks were, a run cut short, sizes whose
+/// loops were not independent.
+pub fn sqmr_cautions(doc: &SqmrDoc) -> Vec<String> {
+    let mut out: Vec<String> = SqmrKind::of(doc).caution().into_iter().collect();
+    if !doc.complete {
+        out.push(format!(
+            "INCOMPLETE: the run stopped after {} size{}{}",
+            doc.sizes.len(),
+            plural(doc.sizes.len()),
+            doc.stopped
+                .as_deref()
+                .map(|why| format!(" ({why})"))
+                .unwrap_or_default()
+        ));
+    }
+    let dependent: Vec<String> = doc
+        .sizes
+        .iter()
+        .filter(|s| {
+            s.statistics
+                .independence
+                .as_ref()
+                .is_some_and(|i| i.dependent)
+        })
+        .map(|s| format!("{} B", s.msgsize))
+        .collect();
+    if !dependent.is_empty() {
+        out.push(format!(
+            "loops not independent at {}: their intervals are too narrow",
+            dependent.join(", ")
+        ));
+    }
+    out
+}
+
+/// One line on a b_eff_io result: processes, path, MPI and date.
+pub fn beffio_line(doc: &BeffioDoc) -> String {
+    let mpi = doc
+        .provenance
+        .as_ref()
+        .map(|p| format!(", {}", mpi_short(&p.mpi_runs_on)))
+        .unwrap_or_default();
+    format!(
+        "{} process{} on {}{mpi}, {}",
+        doc.processes,
+        if doc.processes == 1 { "" } else { "es" },
+        doc.path,
+        when(&doc.date)
+    )
+}
+
+/// The cautions of a b_eff_io result: NOT VALID with its reasons, a run cut short.
+pub fn beffio_cautions(doc: &BeffioDoc) -> Vec<String> {
+    let mut out = Vec::new();
+    if !doc.valid {
+        out.push(format!("NOT VALID: {}", doc.invalid_reasons.join("; ")));
+    }
+    if !doc.complete {
+        out.push("INCOMPLETE: the run stopped before its schedule ended".to_string());
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn libraries_read_in_a_few_words() {
+        assert_eq!(
+            mpi_short("Open MPI v4.1.4, package: Debian OpenMPI, ident: 4.1.4"),
+            "Open MPI v4.1.4"
+        );
+        assert_eq!(
+            mpi_short("MPICH Version:\t4.0.2\nMPICH Release date: Thu Apr  7 12:34:45 CDT 2022"),
+            "MPICH 4.0.2"
+        );
+        assert_eq!(
+            mpi_short("Intel(R) MPI Library 2021.13 for Linux* OS\n"),
+            "Intel(R) MPI Library 2021.13"
+        );
+        assert_eq!(mpi_short(""), "");
+        assert_eq!(mpi_short(&"x".repeat(60)).chars().count(), 49);
+    }
+
+    #[test]
+    fn dates_read_to_the_minute_in_utc() {
+        assert_eq!(
+            when("2026-12-01T20:19:45.565084439+00:00"),
+            "2026-12-01 20:19 UTC"
+        );
+        assert_eq!(when("2026-12-01T21:19:45+01:00"), "2026-12-01 20:19 UTC");
+        assert_eq!(when("yesterday"), "yesterday");
+    }
+}
