@@ -87,6 +87,7 @@ fn write_pages(
     cmd.build();
     let mut page = Vec::new();
     clap_mangen::Man::new(cmd.clone()).render(&mut page)?;
+    let page = with_extra_sections(name, page);
     let path = dir.join(format!("{name}.1"));
     write_file(&path, &page)?;
     files.push(path);
@@ -96,6 +97,22 @@ fn write_pages(
         write_pages(dir, sub.clone(), &sub_name, files)?;
     }
     Ok(())
+}
+
+/// `page` (clap's rendering of `name`'s page) with what clap does not make: b_eff_io's
+/// 2.1 spellings after its SYNOPSIS; EXIT STATUS, ENVIRONMENT, FILES and EXAMPLES.
+fn with_extra_sections(name: &str, page: Vec<u8>) -> Vec<u8> {
+    let Some(extra) = crate::manual::extra(name) else {
+        return page;
+    };
+    let mut text = String::from_utf8(page).expect("clap_mangen writes UTF-8");
+    if name == "b_eff_io" {
+        if let Some(at) = text.find(".SH DESCRIPTION") {
+            text.insert_str(at, &crate::manual::beffio_legacy_synopsis());
+        }
+    }
+    text.push_str(&crate::manual::sections(extra));
+    text.into_bytes()
 }
 
 /// Writes bash, zsh and fish completions of every command into `dir`.
@@ -250,6 +267,30 @@ mod tests {
         assert!(sqmr.contains("\\-\\-csv") && sqmr.contains("node aggregates"));
         let beffio = std::fs::read_to_string(dir.path().join("b_eff_io.1")).unwrap();
         assert!(beffio.contains("\\-\\-csv") && beffio.contains("effective I/O bandwidth"));
+        // The sections clap does not make, on each program's page, in man's order.
+        for page in ["sqmr", "b_eff_io", "xylem"] {
+            let text = std::fs::read_to_string(dir.path().join(format!("{page}.1"))).unwrap();
+            let at = |s: &str| text.find(s).unwrap_or_else(|| panic!("{page}: no {s}"));
+            assert!(
+                at(".SH OPTIONS") < at(".SH \"EXIT STATUS\"")
+                    && at(".SH \"EXIT STATUS\"") < at(".SH ENVIRONMENT")
+                    && at(".SH ENVIRONMENT") < at(".SH FILES")
+                    && at(".SH FILES") < at(".SH EXAMPLES"),
+                "{page}"
+            );
+        }
+        // Every exit code the docs table gives for sqmr is on its page.
+        for code in ["0", "1", "2", "3", "4", "5", "6", "128+N", "141"] {
+            assert!(sqmr.contains(&format!(".TP\n\\fB{code}\\fR\n")), "{code}");
+        }
+        // b_eff_io's 2.1 spellings in its SYNOPSIS, before DESCRIPTION.
+        let legacy = beffio.find("\\fB\\-MB\\fR").expect("-MB in the synopsis");
+        assert!(legacy > beffio.find(".SH SYNOPSIS").unwrap());
+        assert!(legacy < beffio.find(".SH DESCRIPTION").unwrap());
+        assert!(beffio.contains("\\fB\\-noshared\\fR"));
+        // A subcommand's page has none of them.
+        let sub = std::fs::read_to_string(dir.path().join("xylem-plot.1")).unwrap();
+        assert!(!sub.contains("EXIT STATUS"));
     }
 
     #[test]

@@ -10,6 +10,7 @@ mod cli;
 mod compare;
 mod detect;
 mod gen;
+mod manual;
 mod net;
 mod out;
 mod perflog;
