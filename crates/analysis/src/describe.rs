@@ -95,24 +95,9 @@ fn plural(n: usize) -> &'static str {
     }
 }
 
-/// The MPI library in a few words: the first line of its version text up to the first
-/// comma ("Open MPI v4.1.4", "MPICH Version: 4.0.2" becomes "MPICH 4.0.2").
+/// The MPI library in a few words ([`benchkit::provenance::short_library`]).
 pub fn mpi_short(library: &str) -> String {
-    let first = library.lines().next().unwrap_or_default();
-    let first = first.split(',').next().unwrap_or_default();
-    let words: Vec<&str> = first.split_whitespace().collect();
-    let text = words.join(" ");
-    let text = text.replace("MPICH Version:", "MPICH");
-    let text = text
-        .split(" for Linux")
-        .next()
-        .unwrap_or_default()
-        .to_string();
-    let mut short: String = text.chars().take(48).collect();
-    if text.chars().count() > 48 {
-        short.push('…');
-    }
-    short
+    benchkit::provenance::short_library(library)
 }
 
 /// A document's date as minutes, UTC ("2026-12-05 08:40 UTC"); the text as it is when it

@@ -171,6 +171,27 @@ fn a_killed_run_leaves_no_empty_files_and_the_next_run_replaces_its_reservations
     );
     let doc: serde_json::Value = mpitest::read_document(Path::new(&files[0]));
     assert_eq!(doc["benchmark"], "b_eff_io");
+    // Every CSV row ends with the run's id (the JSON's), rank 0's host, MPI and date.
+    let csv = std::fs::read_to_string(&files[1]).unwrap();
+    let mut lines = csv.lines();
+    assert!(lines
+        .next()
+        .unwrap()
+        .ends_with(",errors,run_id,host,mpi,date"));
+    let p = &doc["provenance"];
+    let tail = format!(
+        ",{},{},",
+        p["run_id"].as_str().unwrap(),
+        p["hosts"][0]["name"].as_str().unwrap()
+    );
+    let started = format!(",{}", p["started"].as_str().unwrap());
+    let rows: Vec<&str> = lines.collect();
+    assert!(!rows.is_empty());
+    assert!(
+        rows.iter()
+            .all(|r| r.contains(&tail) && r.ends_with(&started) && r.split(',').count() == 19),
+        "{csv}"
+    );
     std::fs::remove_dir_all(&path).unwrap();
     std::fs::remove_dir_all(&out).unwrap();
 }

@@ -57,6 +57,79 @@ pub struct Provenance {
     /// End of the run (RFC 3339); absent in the versions written before the end.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub ended: Option<String>,
+    /// A name for this run, the same in its JSON and on every CSV row: the batch job (or
+    /// rank 0's host and process id) and the start time, `job-123456-20261205T084045Z`
+    /// or `n001-4242-20261205T084045Z` ([`run_id`]). Empty in documents of earlier
+    /// releases.
+    #[serde(default)]
+    pub run_id: String,
+}
+
+/// The columns every CSV row of both benchmarks ends with, so that rows of many runs
+/// concatenated still say which run, host, MPI and date they are of ([`Provenance::csv_fields`]).
+pub const CSV_COLUMNS: &str = "run_id,host,mpi,date";
+
+impl Provenance {
+    /// The values of [`CSV_COLUMNS`]: the run id, rank 0's host, the MPI library it ran on
+    /// in a few words, the start time. Commas are left out of the values, so no field
+    /// ever needs quoting.
+    pub fn csv_fields(&self) -> String {
+        let host = self.hosts.first().map_or("", |h| h.name.as_str());
+        [
+            self.run_id.as_str(),
+            host,
+            &short_library(&self.mpi_runs_on),
+            self.started.as_str(),
+        ]
+        .map(|v| v.replace([',', '\n', '\r', '"'], " "))
+        .join(",")
+    }
+}
+
+/// A name for a run: `job-ID-STAMP` in a batch job, else `HOST-PID-STAMP`, with the
+/// start time as a compact UTC stamp (`20261205T084045Z`; the text as it is when it does
+/// not read as RFC 3339).
+pub fn run_id(job_id: Option<&str>, host: &str, pid: u32, started: &str) -> String {
+    let stamp = chrono::DateTime::parse_from_rfc3339(started)
+        .map(|t| {
+            t.with_timezone(&chrono::Utc)
+                .format("%Y%m%dT%H%M%SZ")
+                .to_string()
+        })
+        .unwrap_or_else(|_| started.to_string());
+    let who = match job_id {
+        Some(id) => format!("job-{id}"),
+        None => format!("{host}-{pid}"),
+    };
+    format!("{who}-{stamp}")
+        .chars()
+        .map(|c| {
+            if c.is_ascii_alphanumeric() || "-_.".contains(c) {
+                c
+            } else {
+                '_'
+            }
+        })
+        .collect()
+}
+
+/// The MPI library in a few words: the first line of its version text up to the first
+/// comma (`Open MPI v4.1.4`; `MPICH Version: 4.0.2` becomes `MPICH 4.0.2`; Intel's
+/// ` for Linux* OS` is left out), at most 48 characters.
+pub fn short_library(library: &str) -> String {
+    let first = library.lines().next().unwrap_or_default();
+    let first = first.split(',').next().unwrap_or_default();
+    let text = first
+        .split_whitespace()
+        .collect::<Vec<_>>()
+        .join(" ")
+        .replace("MPICH Version:", "MPICH");
+    let text = text.split(" for Linux").next().unwrap_or_default();
+    let mut short: String = text.chars().take(48).collect();
+    if text.chars().count() > 48 {
+        short.push('…');
+    }
+    short
 }
 
 /// The hosts of a job from each rank's processor name, in rank order: one entry per
@@ -147,6 +220,12 @@ pub fn describe(program: &str, version: &str, hosts: &[String], started: String)
         hosts: hosts_of(hosts),
         kernel: kernel(),
         cpu_model: cpu_model(),
+        run_id: run_id(
+            job_id.as_deref(),
+            hosts.first().map_or("", String::as_str),
+            std::process::id(),
+            &started,
+        ),
         job_id,
         job_id_variable,
         started,
@@ -170,6 +249,56 @@ pub fn gather<C: mpi::traits::Communicator>(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_run_is_named_by_its_job_or_its_process_and_its_start() {
+        let started = "2026-12-05T09:40:45.123+01:00";
+        assert_eq!(
+            run_id(Some("123456"), "n001", 4242, started),
+            "job-123456-20261205T084045Z"
+        );
+        assert_eq!(
+            run_id(None, "n001", 4242, started),
+            "n001-4242-20261205T084045Z"
+        );
+        // Nothing of a host name or job id can break a CSV field or a file name.
+        assert_eq!(run_id(Some("12,3 4/x"), "h", 1, "now"), "job-12_3_4_x-now");
+    }
+
+    #[test]
+    fn csv_fields_never_need_quoting() {
+        let p = Provenance {
+            program: "sqmr".into(),
+            version: "0.1.0".into(),
+            command_line: vec![],
+            mpi_built_against: "Open MPI 4.1.4".into(),
+            mpi_runs_on: "Open MPI v4.1.4, package: Debian OpenMPI, ident: 4.1.4".into(),
+            hosts: hosts_of(&["n1".to_string(), "n2".to_string()]),
+            kernel: String::new(),
+            cpu_model: String::new(),
+            job_id: None,
+            job_id_variable: None,
+            started: "2026-12-05T08:40:45+00:00".into(),
+            ended: None,
+            run_id: "n1-42-20261205T084045Z".into(),
+        };
+        assert_eq!(
+            p.csv_fields(),
+            "n1-42-20261205T084045Z,n1,Open MPI v4.1.4,2026-12-05T08:40:45+00:00"
+        );
+        assert_eq!(
+            CSV_COLUMNS.split(',').count(),
+            p.csv_fields().split(',').count()
+        );
+        assert_eq!(
+            short_library("MPICH Version:\t4.0.2\nMPICH Release date: Thu Apr  7"),
+            "MPICH 4.0.2"
+        );
+        assert_eq!(
+            short_library("Intel(R) MPI Library 2021.13 for Linux* OS\n"),
+            "Intel(R) MPI Library 2021.13"
+        );
+    }
 
     #[test]
     fn hosts_are_counted_in_the_order_of_their_lowest_rank() {

@@ -417,9 +417,18 @@ fn repeat_keeps_every_sample_and_the_row_is_the_median_one() {
     let mut lines = text.lines();
     let header: Vec<&str> = lines.next().unwrap().split(',').collect();
     assert_eq!(&header[11..14], ["sample", "samples", "is_median"]);
+    // Every row ends with the run's id (the JSON's), host, MPI and date.
+    assert_eq!(&header[20..], ["run_id", "host", "mpi", "date"]);
+    let run_id = doc["provenance"]["run_id"].as_str().unwrap();
+    assert!(!run_id.is_empty());
     let rows: Vec<Vec<&str>> = lines.map(|l| l.split(',').collect()).collect();
     assert_eq!(rows.len(), 7 * sizes.len());
     assert_eq!(rows.iter().filter(|r| r[13] == "1").count(), sizes.len());
+    assert!(
+        rows.iter()
+            .all(|r| r.len() == 24 && r[20] == run_id && r[23] == doc["provenance"]["started"]),
+        "{text}"
+    );
 }
 
 #[test]

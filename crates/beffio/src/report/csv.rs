@@ -30,28 +30,32 @@ const PATTERN_FIELDS: [&str; 9] = [
 /// The whole file: the header, then the rows of each partition in run order, access
 /// methods in run order (write, rewrite, read), patterns in table order.
 pub fn render(doc: &Document) -> String {
-    render_value(&serde_json::to_value(doc).unwrap_or(Value::Null))
+    let run = doc
+        .provenance
+        .as_ref()
+        .map_or_else(|| ",,,".to_string(), |p| p.csv_fields());
+    render_value(&serde_json::to_value(doc).unwrap_or(Value::Null), &run)
 }
 
 /// [`render`] of the document as JSON, so the rows follow the JSON field for field. The
 /// patterns of the partition a stopped run was in (`unfinished`) come last, in the same
-/// columns: a partition's figures are in the JSON only.
-pub fn render_value(doc: &Value) -> String {
-    let mut out = String::from(HEADER);
-    out.push('\n');
+/// columns: a partition's figures are in the JSON only. Every row ends with `run`, the
+/// values of [`benchkit::provenance::CSV_COLUMNS`] (run id, host, MPI, date).
+pub fn render_value(doc: &Value, run: &str) -> String {
+    let mut out = format!("{HEADER},{}\n", benchkit::provenance::CSV_COLUMNS);
     if let Some(parts) = doc["partitions"].as_array() {
         for part in parts {
-            rows(part, &mut out);
+            rows(part, run, &mut out);
         }
     }
     if doc["unfinished"].is_object() {
-        rows(&doc["unfinished"], &mut out);
+        rows(&doc["unfinished"], run, &mut out);
     }
     out
 }
 
 /// The rows of one partition: access methods in run order, patterns in table order.
-fn rows(part: &Value, out: &mut String) {
+fn rows(part: &Value, run: &str, out: &mut String) {
     for access in ["write", "rewrite", "read"] {
         let Some(patterns) = part["access"][access].as_array() else {
             continue;
@@ -70,6 +74,7 @@ fn rows(part: &Value, out: &mut String) {
             ];
             fields.extend(PATTERN_FIELDS.iter().map(|name| field(&p[*name])));
             fields.push(field(&p["errors"]));
+            fields.push(run.to_string());
             *out += &fields.join(",");
             out.push('\n');
         }
@@ -88,6 +93,9 @@ fn field(v: &Value) -> String {
 mod tests {
     use super::*;
     use serde_json::json;
+
+    /// The run's columns, as `Provenance::csv_fields` gives them.
+    const RUN: &str = "job-77-20261205T084045Z,n1,MPICH 4.0.2,2026-12-05T08:40:45+00:00";
 
     fn pattern(number: usize, ptype: usize, bw: f64) -> Value {
         json!({
@@ -110,15 +118,15 @@ mod tests {
 
     #[test]
     fn one_row_per_pattern_and_access_method() {
-        let text = render_value(&json!({"partitions": [partition(2), partition(1)]}));
+        let text = render_value(&json!({"partitions": [partition(2), partition(1)]}), RUN);
         let lines: Vec<&str> = text.lines().collect();
-        assert_eq!(lines[0], HEADER);
+        assert_eq!(lines[0], format!("{HEADER},run_id,host,mpi,date"));
         assert_eq!(lines.len(), 1 + 2 * 4);
-        let width = HEADER.split(',').count();
+        let width = HEADER.split(',').count() + 4;
         assert!(lines.iter().all(|l| l.split(',').count() == width));
         assert_eq!(
             lines[1],
-            "2,write,0,0,scatter,1024,1048576,2,0.5,3,6291456,0.25,0.125,1.5,0"
+            format!("2,write,0,0,scatter,1024,1048576,2,0.5,3,6291456,0.25,0.125,1.5,0,{RUN}")
         );
         assert!(lines[2].starts_with("2,write,9,1,shared,"), "{}", lines[2]);
         assert!(lines[3].starts_with("2,rewrite,0,0,scatter,"));
@@ -131,7 +139,10 @@ mod tests {
         let mut cut = partition(1);
         cut["access"]["rewrite"] = json!([]);
         cut["access"].as_object_mut().unwrap().remove("read");
-        let text = render_value(&json!({"partitions": [partition(2)], "unfinished": cut}));
+        let text = render_value(
+            &json!({"partitions": [partition(2)], "unfinished": cut}),
+            RUN,
+        );
         let lines: Vec<&str> = text.lines().collect();
         assert_eq!(lines.len(), 1 + 4 + 2, "{text}");
         assert!(lines[5].starts_with("1,write,0,0,scatter,"), "{}", lines[5]);
@@ -143,7 +154,7 @@ mod tests {
         // A `b_eff_io -T 6` run on 2 ranks (partitions 2 and 1), kept with the plots' tests.
         let text = include_str!("../../../analysis/tests/fixtures/beffio-a.json");
         let doc: Value = serde_json::from_str(text).unwrap();
-        let csv = render_value(&doc);
+        let csv = render_value(&doc, RUN);
         let rows: Vec<Vec<&str>> = csv
             .lines()
             .skip(1)

@@ -216,8 +216,13 @@ impl Results {
             return Ok(());
         };
         let repeats = self.repeats;
-        write_output(&mut self.json, || doc.to_json())
-            .and_then(|()| write_output(&mut self.csv, || csv::render(&doc.sizes, repeats)))
+        write_output(&mut self.json, || doc.to_json()).and_then(|()| {
+            let run = doc
+                .provenance
+                .as_ref()
+                .map_or_else(|| ",,,".to_string(), |p| p.csv_fields());
+            write_output(&mut self.csv, || csv::render(&doc.sizes, repeats, &run))
+        })
     }
 
     /// Adds a measured size: the files first, which keep it even if the table cannot be

@@ -22,17 +22,23 @@ ci95_low_avg_msgs_per_s,ci95_high_avg_msgs_per_s,stopped_by";
 /// The whole file for `sizes`: the header, then one row per size, each line ended.
 /// With `samples` (`--repeat` above 1 or `--precision`) one row per sample instead,
 /// with [`SAMPLE_COLUMNS`] after the usual ones; the first eleven columns of a row are
-/// then that sample's, and the rows with `is_median` 1 are the table's.
-pub fn render(sizes: &[SizeResult], samples: bool) -> String {
+/// then that sample's, and the rows with `is_median` 1 are the table's. Every row ends
+/// with `run`, the values of [`benchkit::provenance::CSV_COLUMNS`] (run id, host, MPI,
+/// date), so that rows of many runs concatenated keep what they are of.
+pub fn render(sizes: &[SizeResult], samples: bool, run: &str) -> String {
     let mut out = String::from(HEADER);
     if samples {
         out.push(',');
         out += SAMPLE_COLUMNS;
     }
+    out.push(',');
+    out += benchkit::provenance::CSV_COLUMNS;
     out.push('\n');
     for s in sizes {
         if !samples {
             out += &figures(s, &s.core_elapsed_s, &s.rates).join(",");
+            out.push(',');
+            out += run;
             out.push('\n');
             continue;
         }
@@ -56,6 +62,7 @@ pub fn render(sizes: &[SizeResult], samples: bool) -> String {
                 st.ci95.low.map(|v| v.to_string()).unwrap_or_default(),
                 st.ci95.high.map(|v| v.to_string()).unwrap_or_default(),
                 s.stopped_by.name().to_string(),
+                run.to_string(),
             ]);
             out += &fields.join(",");
             out.push('\n');
@@ -109,6 +116,9 @@ mod tests {
         SizeResult::from_samples(step, 128.0, measured).unwrap()
     }
 
+    /// The run's columns, as `Provenance::csv_fields` gives them.
+    const RUN: &str = "n1-42-20261205T084045Z,n1,Open MPI v4.1.4,2026-12-05T08:40:45+00:00";
+
     fn size(msgsize: u64, elapsed: Vec<f64>) -> SizeResult {
         sampled(msgsize, vec![elapsed])
     }
@@ -116,23 +126,26 @@ mod tests {
     #[test]
     fn one_row_per_sample_with_the_statistics_when_repeated() {
         let samples = vec![vec![0.5], vec![0.25], vec![1.0]];
-        let text = render(&[size(0, vec![0.5]), sampled(8, samples)], true);
+        let text = render(&[size(0, vec![0.5]), sampled(8, samples)], true, RUN);
         let lines: Vec<&str> = text.lines().collect();
         assert_eq!(lines.len(), 5);
-        assert_eq!(lines[0], format!("{HEADER},{SAMPLE_COLUMNS}"));
+        assert_eq!(
+            lines[0],
+            format!("{HEADER},{SAMPLE_COLUMNS},run_id,host,mpi,date")
+        );
         let columns = lines[0].split(',').count();
-        assert_eq!(columns, 20);
+        assert_eq!(columns, 24);
         assert_eq!(
             lines[1],
-            "0,16,128,256,0,256,0,256,0,0.5,0.5,0,1,1,256,256,256,,,repeat"
+            format!("0,16,128,256,0,256,0,256,0,0.5,0.5,0,1,1,256,256,256,,,repeat,{RUN}")
         );
         // Size 8: rates 256, 512, 128; the median is 256, sample 0, no interval.
         assert_eq!(
             &lines[2..],
             [
-                "8,16,128,256,0.001953125,256,0.001953125,256,0.001953125,0.5,0.5,0,3,1,128,256,512,,,repeat",
-                "8,16,128,512,0.00390625,512,0.00390625,512,0.00390625,0.25,0.25,1,3,0,128,256,512,,,repeat",
-                "8,16,128,128,0.0009765625,128,0.0009765625,128,0.0009765625,1,1,2,3,0,128,256,512,,,repeat",
+                format!("8,16,128,256,0.001953125,256,0.001953125,256,0.001953125,0.5,0.5,0,3,1,128,256,512,,,repeat,{RUN}"),
+                format!("8,16,128,512,0.00390625,512,0.00390625,512,0.00390625,0.25,0.25,1,3,0,128,256,512,,,repeat,{RUN}"),
+                format!("8,16,128,128,0.0009765625,128,0.0009765625,128,0.0009765625,1,1,2,3,0,128,256,512,,,repeat,{RUN}"),
             ]
         );
         assert!(lines.iter().all(|l| l.split(',').count() == columns));
@@ -140,15 +153,22 @@ mod tests {
 
     #[test]
     fn one_row_per_size_under_the_header() {
-        let text = render(&[size(0, vec![0.5]), size(8, vec![0.25, 0.5])], false);
+        let text = render(&[size(0, vec![0.5]), size(8, vec![0.25, 0.5])], false, RUN);
         let lines: Vec<&str> = text.lines().collect();
         assert_eq!(lines.len(), 3);
-        assert_eq!(lines[0], HEADER);
+        assert_eq!(lines[0], format!("{HEADER},run_id,host,mpi,date"));
         let columns = HEADER.split(',').count();
         assert_eq!(columns, 11);
-        assert_eq!(lines[1], "0,16,128,256,0,256,0,256,0,0.5,0.5");
-        let row: Vec<f64> = lines[2].split(',').map(|f| f.parse().unwrap()).collect();
-        assert_eq!(row.len(), columns);
+        assert_eq!(
+            lines[1],
+            format!("0,16,128,256,0,256,0,256,0,0.5,0.5,{RUN}")
+        );
+        let row: Vec<f64> = lines[2]
+            .split(',')
+            .take(columns)
+            .map(|f| f.parse().unwrap())
+            .collect();
+        assert_eq!(lines[2].split(',').count(), columns + 4);
         // 2 cores, mean time 0.375 s: 128 / 0.375 msgs/s on average; max from 0.25 s.
         assert_eq!(row[3], 128.0 / 0.375);
         assert_eq!(row[5], 512.0);
