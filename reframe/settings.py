@@ -17,7 +17,10 @@ Environment variables read here:
 
 - ``XYLEM_BIN_DIR``: the binaries' directory, ``{mpi}`` standing for the environment's
   name (default ``<checkout>/target/{mpi}/release``, what ``make build-NAME`` makes);
-- ``XYLEM_MPI_ROOT``: where the Python registry's MPIs are (default ``<checkout>/.mpi``).
+- ``XYLEM_MPI_ROOT``: where the Python registry's MPIs are (default ``<checkout>/.mpi``);
+- ``XYLEM_BINARIES_ON_PATH=1``: the environments put the binaries' directory on ``PATH``,
+  as a module would, and name no ``xylem_bin`` (the checks then run ``sqmr`` and
+  ``b_eff_io`` from ``PATH``).
 
 A centre's own configuration needs only what README.md's ReFrame section shows; this
 file is the example that really runs.
@@ -33,6 +36,7 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 MPI_ROOT = os.environ.get('XYLEM_MPI_ROOT') or os.path.join(ROOT, '.mpi')
 BIN_DIR = os.environ.get('XYLEM_BIN_DIR') or os.path.join(
     ROOT, 'target', '{mpi}', 'release')
+ON_PATH = os.environ.get('XYLEM_BINARIES_ON_PATH') == '1'
 # Slurm's PMI-2 client, which Intel MPI loads under srun --mpi=pmi2.
 SLURM_PMI2 = '/usr/lib/x86_64-linux-gnu/libpmi2.so.0'
 
@@ -57,18 +61,23 @@ def environment(name, *, srun_mpi, prefix=None, env_vars=(), local=()):
     env = list(env_vars)
     if prefix:
         env = [['PATH', f'{prefix}/bin:$PATH']] + env
+    bin_dir = BIN_DIR.format(mpi=name)
+    extras = {
+        'launcher_options': {
+            'srun': [f'--mpi={srun_mpi}'],
+            'mpirun': list(local),
+            'mpiexec.hydra': list(local),
+        },
+    }
+    if ON_PATH:
+        env = env + [['PATH', f'{bin_dir}:$PATH']]
+    else:
+        extras['xylem_bin'] = bin_dir
     return {
         'name': name,
         'features': ['xylem'],
         'env_vars': env,
-        'extras': {
-            'xylem_bin': BIN_DIR.format(mpi=name),
-            'launcher_options': {
-                'srun': [f'--mpi={srun_mpi}'],
-                'mpirun': list(local),
-                'mpiexec.hydra': list(local),
-            },
-        },
+        'extras': extras,
     }
 
 

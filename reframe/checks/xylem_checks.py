@@ -2,11 +2,12 @@
 
 Every figure is read from the benchmark's own JSON (``--json``), never scraped from the
 table on standard output. The checks run wherever the configuration gives them an
-environment with the feature ``xylem`` (one per MPI installation) whose ``extras`` say
-where the binaries are and what the launcher needs:
+environment with the feature ``xylem`` (one per MPI installation) whose ``extras`` may
+say where the binaries are (without ``xylem_bin`` they are taken from ``PATH``, as a
+module puts them there) and what the launcher needs:
 
     'extras': {
-        'xylem_bin': '/opt/xylem/openmpi-4.1/bin',   # the directory of sqmr and b_eff_io
+        'xylem_bin': '/opt/xylem/openmpi-4.1/bin',   # optional: the directory of sqmr and b_eff_io
         'launcher_options': {                         # per launcher, added to its command
             'srun': ['--mpi=pmix'],
             'mpirun': ['--bind-to', 'none'],
@@ -22,6 +23,9 @@ file: ``RFM_REFERENCE_PREFIX``).
 Variables a run may set with ``-S NAME=VALUE``: sqmr's ``num_cores``, ``num_nbors``,
 ``num_iters``, ``max_msgsize``, ``require_internode``; the network check's ``network``;
 b_eff_io's ``scheduled_time``, ``memory_per_process``, ``io_path``, ``require_valid``.
+b_eff_io's time limit follows from its schedule (see ``b_eff_io_check.set_time_limit``).
+
+They need ReFrame 4.10 or later (external reference files, ``'$ref'``).
 '''
 
 import json
@@ -33,6 +37,19 @@ import reframe.utility.sanity as sn
 import reframe.utility.typecheck as typ
 from reframe.core.builtins import (performance_function, run_after,
                                    run_before, sanity_function, variable)
+
+#: The oldest ReFrame these checks run on: 4.10 reads references from a file ('$ref').
+MIN_REFRAME = (4, 10)
+
+
+def _version(text):
+    return tuple(int(x) for x in re.findall(r'\d+', text)[:2])
+
+
+if _version(rfm.VERSION) < MIN_REFRAME:
+    raise ImportError(
+        "xylem's checks need ReFrame %d.%d or later (references from a file); this is %s"
+        % (MIN_REFRAME + (rfm.VERSION,)))
 
 # The line each job script prints after the launcher, with its exit status: the squeue
 # scheduler (Slurm without accounting) cannot tell a job's exit code.
@@ -68,11 +85,10 @@ class XylemBase(rfm.RunOnlyRegressionTest):
     @run_before('run')
     def set_program(self):
         extras = self.current_environ.extras
-        if 'xylem_bin' not in extras:
-            raise ValueError(
-                f"environment {self.current_environ.name!r} has no extras "
-                f"'xylem_bin' (the directory of sqmr and b_eff_io)")
-        self.executable = os.path.join(extras['xylem_bin'], self.program)
+        # Without 'xylem_bin' the program is found on PATH (a module's way).
+        bin_dir = extras.get('xylem_bin')
+        self.executable = (os.path.join(bin_dir, self.program) if bin_dir
+                           else self.program)
         launcher = self.job.launcher.registered_name
         self.job.launcher.options += list(
             extras.get('launcher_options', {}).get(launcher, []))
@@ -258,6 +274,16 @@ class b_eff_io_check(XylemBase):
     #: Whether NOT VALID fails the check (a 600 s run with the shared file pointer and
     #: no data errors is VALID).
     require_valid = variable(typ.Bool, value=True)
+
+    @run_after('init')
+    def set_time_limit(self):
+        '''The job's limit from b_eff_io's own schedule: -T for the full partition plus
+        its default half partition (T * (1 + floor(n/2)/n), 900 s for T = 600), a quarter
+        more for patterns that overrun their slice, and 5 minutes for start-up, the
+        file checks and the removal of the run directory.'''
+        n = max(int(self.num_tasks), 1)
+        schedule = self.scheduled_time * (1 + (n // 2) / n)
+        self.time_limit = f'{int(schedule * 1.25 + 300)}s'
 
     @run_after('setup')
     def set_options(self):

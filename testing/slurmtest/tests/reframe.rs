@@ -159,7 +159,18 @@ fn reframe_argv(
 
 /// Runs ReFrame on `xylem-local`, holding the job lock (its jobs are MPI jobs).
 fn run_local(session: &Session, mpi: Installation, extra: &[&str]) -> Job {
-    let (argv, env) = reframe_argv("xylem-local", session, mpi, extra);
+    run_local_with(session, mpi, extra, &[])
+}
+
+/// [`run_local`] with more environment for ReFrame (and so for `reframe/settings.py`).
+fn run_local_with(
+    session: &Session,
+    mpi: Installation,
+    extra: &[&str],
+    more_env: &[(&'static str, &str)],
+) -> Job {
+    let (argv, mut env) = reframe_argv("xylem-local", session, mpi, extra);
+    env.extend(more_env.iter().map(|(k, v)| (*k, v.to_string())));
     let _lock = mpitest::JobLock::acquire();
     let mut command = Command::new("timeout");
     command
@@ -287,10 +298,92 @@ fn reframe_checks_pass_on_the_local_system() {
         Family::OpenMpi => "mpirun",
         Family::Hydra => "hydra",
     };
+    // The binaries from PATH, as a module puts them there: the environments name no
+    // xylem_bin (the Slurm test below runs with it).
     let session = Session::new("xylem-local", mpi, true);
     passes_every_check("xylem-local", partition, mpi, &session, || {
-        run_local(&session, mpi, &[])
+        run_local_with(&session, mpi, &[], &[("XYLEM_BINARIES_ON_PATH", "1")])
     });
+    let scripts = job_scripts(&session.out);
+    assert_eq!(scripts.len(), CHECKS.len(), "{scripts:?}");
+    for script in scripts {
+        let text = std::fs::read_to_string(&script).unwrap();
+        assert!(
+            text.lines()
+                .any(|l| l.contains(" sqmr ") || l.contains(" b_eff_io ")),
+            "{}: the program by its bare name:\n{text}",
+            script.display()
+        );
+        for program in ["sqmr", "b_eff_io"] {
+            let full = format!("{}/{program}", bin_dir());
+            assert!(
+                !text.contains(&full),
+                "{}: {full}:\n{text}",
+                script.display()
+            );
+        }
+    }
+}
+
+/// The job scripts ReFrame kept under `dir` (`rfm_job.sh` in each check's output folder).
+fn job_scripts(dir: &Path) -> Vec<PathBuf> {
+    let mut found = Vec::new();
+    let mut stack = vec![dir.to_path_buf()];
+    while let Some(d) = stack.pop() {
+        for entry in std::fs::read_dir(&d).into_iter().flatten().flatten() {
+            let path = entry.path();
+            if path.is_dir() {
+                stack.push(path);
+            } else if path.file_name().is_some_and(|n| n == "rfm_job.sh")
+                && path.components().any(|c| c.as_os_str() == "output")
+            {
+                found.push(path);
+            }
+        }
+    }
+    found
+}
+
+#[test]
+fn b_eff_io_gets_a_time_limit_from_its_schedule() {
+    // What ReFrame makes of the check (--describe runs no job): T for the full partition
+    // plus the half, a quarter more, and 5 minutes.
+    let Some(_) = installation() else {
+        return;
+    };
+    for (t, limit) in [(600, 1425.0), (60, 412.0)] {
+        let out = Command::new(checkout().join(".reframe/bin/reframe"))
+            .current_dir(checkout())
+            .args(["-C", "reframe/settings.py", "--system", "xylem-local"])
+            .args([
+                "-c",
+                "reframe/checks/xylem_checks.py",
+                "-n",
+                "b_eff_io_check",
+            ])
+            .args(["-S", &format!("b_eff_io_check.scheduled_time={t}")])
+            .arg("--describe")
+            .env("XYLEM_BIN_DIR", bin_dir())
+            .output()
+            .unwrap();
+        let text = String::from_utf8_lossy(&out.stdout);
+        assert!(
+            out.status.success(),
+            "{text}{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        let start = text.find('[').expect("a JSON list");
+        let doc: serde_json::Value = serde_json::from_str(&text[start..]).unwrap();
+        let checks = doc.as_array().unwrap();
+        assert!(!checks.is_empty(), "{text}");
+        for check in checks {
+            assert_eq!(
+                check["time_limit"].as_f64(),
+                Some(limit),
+                "T = {t}: {check}"
+            );
+        }
+    }
 }
 
 #[test]
