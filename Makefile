@@ -38,7 +38,8 @@ demo: build
 ## over two network-namespace hosts, one rank on each, through each host's FUSE client;
 ## MPI=NAME picks the library (default openmpi4). JSON in results/gluster/.
 GLUSTER_MPI = $(if $(MPI),$(MPI),openmpi4)
-GLUSTER_BIN = $(if $(filter openmpi4,$(GLUSTER_MPI)),target/release,target/$(GLUSTER_MPI)/release)
+# with-mpi builds into target/NAME/, Open MPI 4 too: what is built here is what runs.
+GLUSTER_BIN = target/$(GLUSTER_MPI)/release
 demo-gluster: deps
 	scripts/with-mpi $(GLUSTER_MPI) -- $(CARGO) build --release -p beffio
 	$(CARGO) build -q -p netns --example on_gluster

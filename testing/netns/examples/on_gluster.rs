@@ -9,8 +9,9 @@
 //!
 //! `@MNT` in the program's arguments stands for the volume's mount point (the same path on
 //! both hosts, each through its own FUSE client). `--set` is `gluster volume set` before
-//! the mount. The bytes on each host's brick are printed after the run; the program's exit
-//! status is this one's.
+//! the mount. After the run, the bytes written to and read from each host's brick
+//! (Gluster's profile counters) and those left in files on it are printed; the program's
+//! exit status is this one's.
 
 use netns::gluster::{Layout, Volume, VOLUME};
 use netns::{Installation, HOSTS};
@@ -94,12 +95,19 @@ fn run(
         HOSTS.join(" and "),
         mpi.name()
     );
+    volume.profile_start()?;
     let job = cluster.launch(mpi, &argv, &[]);
     print!("{}", job.stdout);
     eprint!("{}", job.stderr);
+    // What reached each brick (Gluster's own counters), whether or not the program removed
+    // its files; and what is left on it.
+    let traffic = volume.brick_traffic()?;
     for (h, host) in HOSTS.iter().enumerate() {
         eprintln!(
-            "on_gluster: brick on {host}: {} bytes",
+            "on_gluster: brick on {host}: {} bytes written and {} bytes read through it \
+             (gluster volume profile), {} bytes left in files",
+            traffic[h].written,
+            traffic[h].read,
             volume.brick_bytes(h)
         );
     }
