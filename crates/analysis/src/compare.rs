@@ -199,17 +199,7 @@ fn single_loops(document: &Document) -> bool {
 /// The message sizes of an sqmr result whose loops were found not independent.
 fn not_independent(document: &Document) -> Vec<u64> {
     match document {
-        Document::Sqmr(d) => d
-            .sizes
-            .iter()
-            .filter(|s| {
-                s.statistics
-                    .independence
-                    .as_ref()
-                    .is_some_and(|i| i.dependent)
-            })
-            .map(|s| s.msgsize)
-            .collect(),
+        Document::Sqmr(d) => d.dependent_sizes(),
         _ => Vec::new(),
     }
 }

@@ -145,15 +145,9 @@ pub fn sqmr_cautions(doc: &SqmrDoc) -> Vec<String> {
         ));
     }
     let dependent: Vec<String> = doc
-        .sizes
+        .dependent_sizes()
         .iter()
-        .filter(|s| {
-            s.statistics
-                .independence
-                .as_ref()
-                .is_some_and(|i| i.dependent)
-        })
-        .map(|s| format!("{} B", s.msgsize))
+        .map(|size| format!("{size} B"))
         .collect();
     if !dependent.is_empty() {
         out.push(format!(

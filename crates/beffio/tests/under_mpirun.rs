@@ -917,10 +917,10 @@ fn sigterm_removes_the_files_and_fails() {
     std::fs::remove_dir_all(&dir).unwrap();
 }
 
-#[test]
-fn data_corrupted_on_disk_is_found_and_fails_the_run() {
-    let _lock = mpitest::JobLock::acquire();
-    let dir = scratch("corrupt");
+/// A 2-rank `-T 2` run in a fresh scratch folder `label` with the test aid `damage`
+/// (`--test-corrupt-file`, `--test-truncate-file`): the folder, its JSON and the run.
+fn damaged_run(label: &str, damage: &str) -> (PathBuf, PathBuf, Output) {
+    let dir = scratch(label);
     let json = dir.join("out.json");
     let (out, _) = run(
         2,
@@ -933,9 +933,16 @@ fn data_corrupted_on_disk_is_found_and_fails_the_run() {
             "256M",
             "--json",
             json.to_str().unwrap(),
-            "--test-corrupt-file",
+            damage,
         ],
     );
+    (dir, json, out)
+}
+
+#[test]
+fn data_corrupted_on_disk_is_found_and_fails_the_run() {
+    let _lock = mpitest::JobLock::acquire();
+    let (dir, json, out) = damaged_run("corrupt", "--test-corrupt-file");
     let stdout = String::from_utf8_lossy(&out.stdout);
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert_eq!(out.status.code(), Some(3), "{stdout}\n{stderr}");
@@ -968,22 +975,7 @@ fn data_corrupted_on_disk_is_found_and_fails_the_run() {
 #[test]
 fn a_file_cut_short_is_said_to_be_cut_short_not_a_full_disk() {
     let _lock = mpitest::JobLock::acquire();
-    let dir = scratch("truncate");
-    let json = dir.join("out.json");
-    let (out, _) = run(
-        2,
-        &[
-            "-T",
-            "2",
-            "-p",
-            dir.to_str().unwrap(),
-            "--memory-per-process",
-            "256M",
-            "--json",
-            json.to_str().unwrap(),
-            "--test-truncate-file",
-        ],
-    );
+    let (dir, json, out) = damaged_run("truncate", "--test-truncate-file");
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert_eq!(out.status.code(), Some(1), "{stderr}");
     let errors: Vec<&str> = stderr

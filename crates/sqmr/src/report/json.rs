@@ -564,6 +564,20 @@ impl Document {
         Ok(())
     }
 
+    /// The message sizes whose loops were found not independent (a trend or phases).
+    pub fn dependent_sizes(&self) -> Vec<u64> {
+        self.sizes
+            .iter()
+            .filter(|s| {
+                s.statistics
+                    .independence
+                    .as_ref()
+                    .is_some_and(|i| i.dependent)
+            })
+            .map(|s| s.msgsize)
+            .collect()
+    }
+
     /// The peak average message rate and its size.
     pub fn peak_rate(&self) -> Option<(u64, f64)> {
         self.peak(|r| r.msgs_per_s)
