@@ -414,11 +414,7 @@ pub fn text(c: &Comparison) -> String {
         if !s.a_not_independent.is_empty() || !s.b_not_independent.is_empty() {
             let list = |sizes: &[u64]| match sizes {
                 [] => "none".to_string(),
-                _ => sizes
-                    .iter()
-                    .map(|b| format!("{b} B"))
-                    .collect::<Vec<_>>()
-                    .join(", "),
+                _ => crate::describe::sizes_text(sizes),
             };
             out += &format!(
                 "# loops not independent (a trend or phases) in A at {}, in B at {}: there \

@@ -5,6 +5,7 @@
 
 use ::beffio::report::json::Document as BeffioDoc;
 use ::sqmr::report::json::Document as SqmrDoc;
+use benchkit::provenance::short_library;
 
 /// Where an sqmr run's ranks were, and so what its rates measure.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -33,20 +34,13 @@ impl SqmrKind {
     pub fn of(doc: &SqmrDoc) -> SqmrKind {
         let p = &doc.placement;
         let core_node = p.core_node.clone();
-        let mut others: Vec<&String> = doc
-            .environment
-            .hosts
-            .iter()
-            .filter(|h| **h != core_node)
-            .collect();
-        others.sort();
-        others.dedup();
+        let other_nodes = hosts(doc).iter().filter(|h| **h != core_node).count();
         if p.cores_elsewhere.is_empty() && p.neighbours_on_core_node.is_empty() {
             SqmrKind::AcrossNodes {
                 core_node,
-                other_nodes: others.len(),
+                other_nodes,
             }
-        } else if others.is_empty() {
+        } else if other_nodes == 0 {
             SqmrKind::WithinOneNode { node: core_node }
         } else {
             SqmrKind::Mixed { core_node }
@@ -87,17 +81,26 @@ impl SqmrKind {
     }
 }
 
+/// The distinct hosts of an sqmr run's ranks.
+fn hosts(doc: &SqmrDoc) -> std::collections::BTreeSet<&str> {
+    doc.environment.hosts.iter().map(String::as_str).collect()
+}
+
+/// Message sizes in words: "0 B, 4096 B".
+pub fn sizes_text(sizes: &[u64]) -> String {
+    sizes
+        .iter()
+        .map(|size| format!("{size} B"))
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
 fn plural(n: usize) -> &'static str {
     if n == 1 {
         ""
     } else {
         "s"
     }
-}
-
-/// The MPI library in a few words ([`benchkit::provenance::short_library`]).
-pub fn mpi_short(library: &str) -> String {
-    benchkit::provenance::short_library(library)
 }
 
 /// A document's date as minutes, UTC ("2026-12-05 08:40 UTC"); the text as it is when it
@@ -115,16 +118,14 @@ pub fn when(date: &str) -> String {
 /// One line on an sqmr result: its node(s), ranks, MPI and date.
 pub fn sqmr_line(doc: &SqmrDoc) -> String {
     let ranks = doc.environment.ranks;
-    let mut hosts = doc.environment.hosts.clone();
-    hosts.sort();
-    hosts.dedup();
+    let hosts = hosts(doc);
     format!(
         "core node {}, {ranks} rank{} on {} host{}, {}, {}",
         doc.placement.core_node,
         plural(ranks),
         hosts.len(),
         plural(hosts.len()),
-        mpi_short(&doc.environment.mpi_library),
+        short_library(&doc.environment.mpi_library),
         when(&doc.date)
     )
 }
@@ -144,15 +145,11 @@ pub fn sqmr_cautions(doc: &SqmrDoc) -> Vec<String> {
                 .unwrap_or_default()
         ));
     }
-    let dependent: Vec<String> = doc
-        .dependent_sizes()
-        .iter()
-        .map(|size| format!("{size} B"))
-        .collect();
+    let dependent = doc.dependent_sizes();
     if !dependent.is_empty() {
         out.push(format!(
             "loops not independent at {}: their intervals are too narrow",
-            dependent.join(", ")
+            sizes_text(&dependent)
         ));
     }
     out
@@ -163,7 +160,7 @@ pub fn beffio_line(doc: &BeffioDoc) -> String {
     let mpi = doc
         .provenance
         .as_ref()
-        .map(|p| format!(", {}", mpi_short(&p.mpi_runs_on)))
+        .map(|p| format!(", {}", short_library(&p.mpi_runs_on)))
         .unwrap_or_default();
     format!(
         "{} process{} on {}{mpi}, {}",
@@ -189,24 +186,6 @@ pub fn beffio_cautions(doc: &BeffioDoc) -> Vec<String> {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn libraries_read_in_a_few_words() {
-        assert_eq!(
-            mpi_short("Open MPI v4.1.4, package: Debian OpenMPI, ident: 4.1.4"),
-            "Open MPI v4.1.4"
-        );
-        assert_eq!(
-            mpi_short("MPICH Version:\t4.0.2\nMPICH Release date: Thu Apr  7 12:34:45 CDT 2022"),
-            "MPICH 4.0.2"
-        );
-        assert_eq!(
-            mpi_short("Intel(R) MPI Library 2021.13 for Linux* OS\n"),
-            "Intel(R) MPI Library 2021.13"
-        );
-        assert_eq!(mpi_short(""), "");
-        assert_eq!(mpi_short(&"x".repeat(60)).chars().count(), 49);
-    }
 
     #[test]
     fn dates_read_to_the_minute_in_utc() {

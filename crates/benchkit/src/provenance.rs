@@ -86,6 +86,15 @@ impl Provenance {
     }
 }
 
+/// The values of [`CSV_COLUMNS`] for a document's provenance, or empty fields for a
+/// document without one.
+pub fn csv_fields(provenance: Option<&Provenance>) -> String {
+    match provenance {
+        Some(p) => p.csv_fields(),
+        None => ",".repeat(CSV_COLUMNS.matches(',').count()),
+    }
+}
+
 /// A name for a run: `job-ID-STAMP` in a batch job, else `HOST-PID-STAMP`, with the
 /// start time as a compact UTC stamp (`20261205T084045Z`; the text as it is when it does
 /// not read as RFC 3339).
@@ -291,6 +300,10 @@ mod tests {
             p.csv_fields().split(',').count()
         );
         assert_eq!(
+            CSV_COLUMNS.split(',').count(),
+            csv_fields(None).split(',').count()
+        );
+        assert_eq!(
             short_library("MPICH Version:\t4.0.2\nMPICH Release date: Thu Apr  7"),
             "MPICH 4.0.2"
         );
@@ -298,6 +311,8 @@ mod tests {
             short_library("Intel(R) MPI Library 2021.13 for Linux* OS\n"),
             "Intel(R) MPI Library 2021.13"
         );
+        assert_eq!(short_library(""), "");
+        assert_eq!(short_library(&"x".repeat(60)).chars().count(), 49);
     }
 
     #[test]

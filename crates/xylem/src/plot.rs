@@ -3,8 +3,9 @@
 //!
 //! The picture is an output file like the benchmarks' (crate `outfile`): its name is
 //! reserved before the results are read (an existing file is refused, never
-//! overwritten unless `--force` names a regular file to replace), and the picture is written to a temporary file renamed into place, so a
-//! full disk leaves no partial SVG or empty PNG.
+//! overwritten unless `--force` names a regular file to replace), and the picture is
+//! written to a temporary file renamed into place, so a full disk leaves no partial SVG
+//! or empty PNG.
 
 use std::path::PathBuf;
 use std::process::ExitCode;

@@ -2,7 +2,9 @@
 //! publishes (`schemas/`, written by `xylem gen schemas`): a document that does not match
 //! its schema fails the test that reads it.
 
+use std::collections::HashMap;
 use std::path::{Path, PathBuf};
+use std::sync::{Mutex, OnceLock};
 
 /// The folder of the published schemas.
 pub fn schema_dir() -> PathBuf {
@@ -22,14 +24,29 @@ pub fn schema_file(doc: &serde_json::Value) -> PathBuf {
     schema_dir().join(format!("{name}.schema.json"))
 }
 
+/// The validator of schema `file`, compiled once per test process (tests that poll a
+/// document while a run rewrites it check every version they read).
+fn validator(file: &Path) -> &'static jsonschema::Validator {
+    static COMPILED: OnceLock<Mutex<HashMap<PathBuf, &'static jsonschema::Validator>>> =
+        OnceLock::new();
+    let mut compiled = COMPILED
+        .get_or_init(Default::default)
+        .lock()
+        .unwrap_or_else(|poisoned| poisoned.into_inner());
+    compiled.entry(file.to_path_buf()).or_insert_with(|| {
+        let text = std::fs::read_to_string(file)
+            .unwrap_or_else(|e| panic!("{}: {e} (xylem gen schemas schemas)", file.display()));
+        let schema: serde_json::Value = serde_json::from_str(&text).unwrap();
+        let validator = jsonschema::validator_for(&schema)
+            .unwrap_or_else(|e| panic!("{} is not a schema: {e}", file.display()));
+        Box::leak(Box::new(validator))
+    })
+}
+
 /// Panics, listing every violation, unless `doc` matches the schema it claims.
 pub fn assert_matches_schema(doc: &serde_json::Value) {
     let file = schema_file(doc);
-    let text = std::fs::read_to_string(&file)
-        .unwrap_or_else(|e| panic!("{}: {e} (xylem gen schemas schemas)", file.display()));
-    let schema: serde_json::Value = serde_json::from_str(&text).unwrap();
-    let validator = jsonschema::validator_for(&schema)
-        .unwrap_or_else(|e| panic!("{} is not a schema: {e}", file.display()));
+    let validator = validator(&file);
     let errors: Vec<String> = validator
         .iter_errors(doc)
         .map(|e| format!("{} at {}", e, e.instance_path()))

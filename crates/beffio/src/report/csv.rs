@@ -30,10 +30,7 @@ const PATTERN_FIELDS: [&str; 9] = [
 /// The whole file: the header, then the rows of each partition in run order, access
 /// methods in run order (write, rewrite, read), patterns in table order.
 pub fn render(doc: &Document) -> String {
-    let run = doc
-        .provenance
-        .as_ref()
-        .map_or_else(|| ",,,".to_string(), |p| p.csv_fields());
+    let run = benchkit::provenance::csv_fields(doc.provenance.as_ref());
     render_value(&serde_json::to_value(doc).unwrap_or(Value::Null), &run)
 }
 

@@ -217,10 +217,7 @@ impl Results {
         };
         let repeats = self.repeats;
         write_output(&mut self.json, || doc.to_json()).and_then(|()| {
-            let run = doc
-                .provenance
-                .as_ref()
-                .map_or_else(|| ",,,".to_string(), |p| p.csv_fields());
+            let run = benchkit::provenance::csv_fields(doc.provenance.as_ref());
             write_output(&mut self.csv, || csv::render(&doc.sizes, repeats, &run))
         })
     }

@@ -197,7 +197,7 @@ impl<'a> Runner<'a> {
                 let t0 = mpi::time();
                 self.iterations(size, WARMUP_ITERATIONS - first_half);
                 let pace = (mpi::time() - t0) / (WARMUP_ITERATIONS - first_half) as f64;
-                if self.world.rank() == 0 {
+                if self.rank == 0 {
                     if let Some(line) = forecast::announcement(pace, &step, total) {
                         outfile::eprintln!("{line}");
                     }
