@@ -135,7 +135,11 @@ fn every_pattern_type_runs_across_hosts_with_its_bytes_checked_and_spread_over_b
             // kept, lie on both hosts' bricks and add up to at least what the largest partition
             // wrote into its type 2 files alone.
             let (a, b) = (volume.brick_bytes(0), volume.brick_bytes(1));
-            assert!(a > 0 && b > 0, "bricks hold {a} and {b} bytes");
+            assert!(
+                a > 0 && b > 0,
+                "bricks hold {a} and {b} bytes: {:#?}",
+                [volume.brick_files(0), volume.brick_files(1)]
+            );
             let written: u64 = doc["partitions"][0]["types"]["write"][2]["bytes"]
                 .as_u64()
                 .unwrap();

@@ -217,6 +217,12 @@ impl<'c> Volume<'c> {
         create.push("force".into());
         let create: Vec<&str> = create.iter().map(String::as_str).collect();
         self.cli(0, &create)?;
+        // Both bricks lie on the machine's one file system, so its free space says nothing
+        // about where a file should go; and DHT's default (`cluster.min-free-disk` 10 %)
+        // sends every new file to the first brick once that file system is nine-tenths
+        // full, as on a machine holding several builds: the "distributed" volume would then
+        // hold everything on one host.
+        let settings = [("cluster.min-free-disk", "0")].iter().chain(settings);
         for (key, value) in settings {
             self.cli(0, &["volume", "set", VOLUME, key, value])?;
         }
@@ -249,7 +255,12 @@ impl<'c> Volume<'c> {
                     .is_ok_and(|s| s.success())
             })?;
         }
-        Ok(())
+        // A client that has not reached every brick yet gives the directories made now a
+        // layout without the missing ones: every file in them lands on the others.
+        self.wait_for("every host's client to reach every brick", || {
+            self.cli(0, &["volume", "status", VOLUME, "clients"])
+                .is_ok_and(|s| every_brick_has_clients(&s, HOSTS.len()))
+        })
     }
 
     fn unmount(&mut self) {
@@ -310,21 +321,36 @@ impl<'c> Volume<'c> {
     /// The bytes of the files on host `host`'s brick (Gluster's own `.glusterfs` index,
     /// which holds hard links to the same files, left out).
     pub fn brick_bytes(&self, host: usize) -> u64 {
-        fn walk(dir: &Path, top: bool) -> u64 {
+        self.brick_files(host).iter().map(|(_, len)| len).sum()
+    }
+
+    /// The files on host `host`'s brick, with their sizes, by path within the volume
+    /// (Gluster's own `.glusterfs` index left out; DHT's zero-byte link files included).
+    pub fn brick_files(&self, host: usize) -> Vec<(PathBuf, u64)> {
+        fn walk(top: &Path, dir: &Path, found: &mut Vec<(PathBuf, u64)>) {
             let Ok(entries) = fs::read_dir(dir) else {
-                return 0;
+                return;
             };
-            entries
-                .flatten()
-                .filter(|e| !(top && e.file_name() == ".glusterfs"))
-                .map(|e| match e.file_type() {
-                    Ok(t) if t.is_dir() => walk(&e.path(), false),
-                    Ok(t) if t.is_file() => e.metadata().map_or(0, |m| m.len()),
-                    _ => 0,
-                })
-                .sum()
+            for e in entries.flatten() {
+                if dir == top && e.file_name() == ".glusterfs" {
+                    continue;
+                }
+                match e.file_type() {
+                    Ok(t) if t.is_dir() => walk(top, &e.path(), found),
+                    Ok(t) if t.is_file() => {
+                        let len = e.metadata().map_or(0, |m| m.len());
+                        let path = e.path();
+                        found.push((path.strip_prefix(top).unwrap_or(&path).to_path_buf(), len));
+                    }
+                    _ => {}
+                }
+            }
         }
-        walk(&self.brick(host), true)
+        let top = self.brick(host);
+        let mut found = Vec::new();
+        walk(&top, &top, &mut found);
+        found.sort();
+        found
     }
 
     /// Starts Gluster's per-brick I/O statistics (`gluster volume profile VOLUME start`),
@@ -367,6 +393,17 @@ pub struct BrickTraffic {
     pub read: u64,
     /// Bytes written to the brick.
     pub written: u64,
+}
+
+/// Whether `gluster volume status VOLUME clients` (`text`) shows every brick with at least
+/// `clients` clients connected.
+fn every_brick_has_clients(text: &str, clients: usize) -> bool {
+    let counts: Vec<usize> = text
+        .lines()
+        .filter_map(|l| l.trim().strip_prefix("Clients connected"))
+        .filter_map(|rest| rest.trim().trim_start_matches(':').trim().parse().ok())
+        .collect();
+    counts.len() == HOSTS.len() && counts.iter().all(|&n| n >= clients)
 }
 
 /// The bricks of `gluster volume profile … info cumulative`, each as `HOST:PATH` with its
@@ -414,6 +451,30 @@ impl Drop for Volume<'_> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_brick_short_of_clients_is_not_ready() {
+        // The layout of `gluster volume status VOLUME clients` (GlusterFS 10).
+        let status = |a: usize, b: usize| {
+            format!(
+                "Client connections for volume xylem\n\
+                 ----------------------------------------------\n\
+                 Brick : 10.10.0.1:/tmp/xylem-gluster/xyh1/brick\n\
+                 Clients connected : {a}\n\
+                 Hostname   BytesRead    BytesWritten       OpVersion\n\
+                 10.10.0.1:49146   4736   3392   100000\n\
+                 ----------------------------------------------\n\
+                 Brick : 10.10.0.2:/tmp/xylem-gluster/xyh2/brick\n\
+                 Clients connected : {b}\n\
+                 ----------------------------------------------\n"
+            )
+        };
+        assert!(every_brick_has_clients(&status(2, 2), 2));
+        assert!(every_brick_has_clients(&status(3, 2), 2));
+        assert!(!every_brick_has_clients(&status(2, 1), 2));
+        assert!(!every_brick_has_clients(&status(0, 2), 2));
+        assert!(!every_brick_has_clients("Volume xylem is not started", 2));
+    }
 
     #[test]
     fn the_profile_gives_each_bricks_bytes() {
