@@ -54,15 +54,16 @@ pub struct Provenance {
     pub job_id_variable: Option<String>,
     /// Start of the run (RFC 3339).
     pub started: String,
-    /// End of the run (RFC 3339); absent in the versions written before the end.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub ended: Option<String>,
     /// A name for this run, the same in its JSON and on every CSV row: the batch job (or
     /// rank 0's host and process id) and the start time, `job-123456-20261205T084045Z`
     /// or `n001-4242-20261205T084045Z` ([`run_id`]). Empty in documents of earlier
     /// releases.
     #[serde(default)]
     pub run_id: String,
+    /// End of the run (RFC 3339); absent in the versions written before the end
+    /// (last, so that those versions and the final one share every field before it).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ended: Option<String>,
 }
 
 /// The columns every CSV row of both benchmarks ends with, so that rows of many runs

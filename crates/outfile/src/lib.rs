@@ -47,7 +47,7 @@ use std::io;
 use std::path::{Path, PathBuf};
 
 pub use owner::{Holder, Liveness};
-pub use reservation::{replace, Reservation, RESERVATION_SUFFIX};
+pub use reservation::{replace, Reservation, Written, RESERVATION_SUFFIX, SHARED_MIN};
 pub use safedir::SafeDir;
 
 /// Why an output file cannot be reserved or written.

@@ -3,7 +3,7 @@
 
 use std::ffi::{OsStr, OsString};
 use std::fs::File;
-use std::io::{self, BufWriter, ErrorKind, Write};
+use std::io::{self, BufWriter, ErrorKind, Read, Seek, SeekFrom, Write};
 use std::path::{Path, PathBuf};
 use std::sync::mpsc;
 use std::time::Duration;
@@ -41,6 +41,11 @@ pub struct Reservation {
     /// The version this run last put in place, kept open so that its inode number cannot
     /// be reused by a file planted in its place.
     placed: Option<(Identity, File)>,
+    /// The bytes of that version when [`Reservation::write`] made it, to find how much of
+    /// the next one it shares.
+    placed_bytes: Option<Vec<u8>>,
+    /// How the last version was made.
+    last_write: Written,
     replaced: Option<Holder>,
     versions: u64,
     held: bool,
@@ -113,6 +118,8 @@ impl Reservation {
             marker_name,
             temp_name,
             placed: None,
+            placed_bytes: None,
+            last_write: Written::default(),
             versions: 0,
             held: true,
         };
@@ -157,9 +164,53 @@ impl Reservation {
         self.versions
     }
 
-    /// Puts `bytes` in place as the next complete version.
+    /// Puts `bytes` in place as the next complete version. The leading bytes it shares
+    /// with the previous version that this method wrote (when they are at least
+    /// [`SHARED_MIN`]) are not written again but copied from that version by the kernel
+    /// (`copy_file_range`: a reflink or a server-side copy where the file system has one),
+    /// so that a document that grows at its end costs the writing of what is new; the
+    /// version is still a complete file put in place at once.
     pub fn write(&mut self, bytes: &[u8]) -> Result<(), Error> {
-        self.write_with(|out| out.write_all(bytes))
+        let shared = match (&self.placed, &self.placed_bytes) {
+            (Some(_), Some(before)) => common_prefix(before, bytes),
+            _ => 0,
+        };
+        let shared = if shared >= SHARED_MIN { shared } else { 0 };
+        let previous = match (shared, &self.placed) {
+            (0, _) | (_, None) => None,
+            (_, Some((_, file))) => Some(
+                file.try_clone()
+                    .map_err(|e| Error::io(&self.target, "write it", e))?,
+            ),
+        };
+        self.place(|file| {
+            if let Some(previous) = previous {
+                let mut from = &previous;
+                from.seek(SeekFrom::Start(0))?;
+                let copied = io::copy(&mut from.take(shared as u64), &mut &*file)?;
+                if copied != shared as u64 {
+                    return Err(io::Error::new(
+                        ErrorKind::UnexpectedEof,
+                        format!("its last version holds {copied} of the {shared} bytes it shared"),
+                    ));
+                }
+            }
+            let mut out = BufWriter::new(file);
+            out.write_all(&bytes[shared..])?;
+            out.flush()
+        })?;
+        self.placed_bytes = Some(bytes.to_vec());
+        self.last_write = Written {
+            copied: shared as u64,
+            written: (bytes.len() - shared) as u64,
+        };
+        Ok(())
+    }
+
+    /// How the last version was made: the bytes copied from the one before and those
+    /// written.
+    pub fn last_write(&self) -> Written {
+        self.last_write
     }
 
     /// Puts the next complete version in place, as `fill` writes it: to a new temporary
@@ -172,6 +223,20 @@ impl Reservation {
     pub fn write_with<F>(&mut self, fill: F) -> Result<(), Error>
     where
         F: FnOnce(&mut dyn Write) -> io::Result<()>,
+    {
+        self.place(|file| {
+            let mut out = BufWriter::new(file);
+            fill(&mut out)?;
+            out.flush()
+        })?;
+        self.placed_bytes = None;
+        self.last_write = Written::default();
+        Ok(())
+    }
+
+    fn place<F>(&mut self, fill: F) -> Result<(), Error>
+    where
+        F: FnOnce(&File) -> io::Result<()>,
     {
         if !self.held {
             return Err(Error::io(
@@ -189,13 +254,10 @@ impl Reservation {
                 .map_err(|e| Error::io(&self.target, "write it", e))?,
             Err(e) => return Err(Error::io(&self.target, "write it", e)),
         };
-        let file = match fill_synced(file, fill) {
-            Ok(file) => file,
-            Err(e) => {
-                let _ = self.dir.unlink(&temp);
-                return Err(Error::io(&self.target, "write it", e));
-            }
-        };
+        if let Err(e) = fill(&file).and_then(|()| file.sync_all()) {
+            let _ = self.dir.unlink(&temp);
+            return Err(Error::io(&self.target, "write it", e));
+        }
         let written = rustix::fs::fstat(&file).map(|s| identity(&s));
         let placed = match &self.placed {
             None => self
@@ -476,6 +538,7 @@ fn found_of(stat: &rustix::fs::Stat) -> Found {
 }
 
 /// Lets `fill` write the new file through a buffer, and syncs it; returns the file.
+/// Writes `fill`'s bytes to `file` and syncs it.
 fn fill_synced<F>(file: File, fill: F) -> io::Result<File>
 where
     F: FnOnce(&mut dyn Write) -> io::Result<()>,
@@ -485,6 +548,35 @@ where
     let file = out.into_inner().map_err(io::IntoInnerError::into_error)?;
     file.sync_all()?;
     Ok(file)
+}
+
+/// The fewest leading bytes a version must share with the one before for
+/// [`Reservation::write`] to copy them rather than write them: below this, the copy's
+/// extra system calls cost more than they save.
+pub const SHARED_MIN: usize = 64 * 1024;
+
+/// How one version was made.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Written {
+    /// Leading bytes copied from the version before.
+    pub copied: u64,
+    /// Bytes written by this process.
+    pub written: u64,
+}
+
+/// The length of the longest common prefix of `a` and `b`.
+fn common_prefix(a: &[u8], b: &[u8]) -> usize {
+    const BLOCK: usize = 4096;
+    let n = a.len().min(b.len());
+    let mut i = 0;
+    while i + BLOCK <= n && a[i..i + BLOCK] == b[i..i + BLOCK] {
+        i += BLOCK;
+    }
+    i + a[i..n]
+        .iter()
+        .zip(&b[i..n])
+        .take_while(|(x, y)| x == y)
+        .count()
 }
 
 #[cfg(test)]
@@ -527,6 +619,64 @@ mod tests {
         );
         r.release().unwrap();
         assert_eq!(names(dir.path()), ["run.json"]);
+    }
+
+    #[test]
+    fn a_version_that_grows_at_its_end_copies_what_it_shares() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("grow.json");
+        let mut r = Reservation::reserve(&path).unwrap();
+        // A large head that stays, a tail that changes, as a document of many ranks does.
+        let head: Vec<u8> = (0..200_000u32).map(|i| b'a' + (i % 26) as u8).collect();
+        let version = |tail: &str| [&head[..], tail.as_bytes()].concat();
+        r.write(&version("[1]}")).unwrap();
+        assert_eq!(
+            r.last_write(),
+            Written {
+                copied: 0,
+                written: 200_004
+            }
+        );
+        r.write(&version("[1,2]}")).unwrap();
+        assert_eq!(
+            r.last_write(),
+            Written {
+                copied: 200_002,
+                written: 4
+            }
+        );
+        assert_eq!(fs::read(&path).unwrap(), version("[1,2]}"));
+        // Shorter than before, sharing most: the file is exactly the new version.
+        r.write(&head[..150_000]).unwrap();
+        assert_eq!(r.last_write().written, 0);
+        assert_eq!(fs::read(&path).unwrap(), &head[..150_000]);
+        // A change near the start: below SHARED_MIN in common, written whole.
+        let mut early = version("[1,2,3]}");
+        early[10] = b'#';
+        r.write(&early).unwrap();
+        assert_eq!(r.last_write().copied, 0);
+        assert_eq!(fs::read(&path).unwrap(), early);
+        // After write_with nothing is known of the version's bytes: the next is whole.
+        r.write_with(|out| out.write_all(&head)).unwrap();
+        r.write(&version("x")).unwrap();
+        assert_eq!(r.last_write().copied, 0);
+        assert_eq!(fs::read(&path).unwrap(), version("x"));
+        assert_eq!(r.versions(), 6);
+        r.release().unwrap();
+        assert_eq!(names(dir.path()), ["grow.json"]);
+    }
+
+    #[test]
+    fn common_prefixes_are_found_across_block_edges() {
+        let a = vec![7u8; 10_000];
+        for cut in [0, 1, 4095, 4096, 4097, 8192, 9_999] {
+            let mut b = a.clone();
+            b[cut] = 8;
+            assert_eq!(common_prefix(&a, &b), cut);
+        }
+        assert_eq!(common_prefix(&a, &a[..5000]), 5000);
+        assert_eq!(common_prefix(&a, &a), 10_000);
+        assert_eq!(common_prefix(b"", &a), 0);
     }
 
     #[test]

@@ -180,13 +180,13 @@ impl SafeDir {
         self.open_dir(name)
     }
 
-    /// Creates the file `name` for writing: exclusively (`AlreadyExists` if anything has
+    /// Creates the file `name` for writing (and reading back): exclusively (`AlreadyExists` if anything has
     /// the name, a dangling link included) and never through a link.
     pub fn create_new(&self, name: impl AsRef<OsStr>, mode: u32) -> io::Result<File> {
         let fd = rustix::fs::openat(
             &self.fd,
             name.as_ref(),
-            OFlags::WRONLY | OFlags::CREATE | OFlags::EXCL | OFlags::NOFOLLOW | OFlags::CLOEXEC,
+            OFlags::RDWR | OFlags::CREATE | OFlags::EXCL | OFlags::NOFOLLOW | OFlags::CLOEXEC,
             Mode::from_raw_mode(mode),
         )
         .map_err(io)?;

@@ -211,8 +211,6 @@ pub struct Document {
     pub version: String,
     /// The reference version whose output format the text keeps.
     pub reference_version: String,
-    /// Whether every size of the schedule finished.
-    pub complete: bool,
     /// Start of the run, local time, RFC 3339.
     pub date: String,
     /// The checked configuration.
@@ -225,8 +223,14 @@ pub struct Document {
     pub placement: Placement,
     /// `--enable/--disable` as resolved on rank 0's host, with the settings made.
     pub network_selection: Option<String>,
+    /// What produced it: command line, MPI built against and run on, hosts, kernel, CPU,
+    /// batch job, start and end (absent in documents of earlier releases).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub provenance: Option<benchkit::provenance::Provenance>,
     /// One entry per finished size.
     pub sizes: Vec<SizeResult>,
+    /// Whether every size of the schedule finished.
+    pub complete: bool,
     /// With `--validate`: what was checked and found.
     pub validation: Option<Validation>,
     /// Why the run stopped before its schedule ended (a stall: which rank, host and
@@ -237,10 +241,6 @@ pub struct Document {
     /// that came back): flagged, not folded in silently.
     #[serde(default)]
     pub warnings: Vec<Anomaly>,
-    /// What produced it: command line, MPI built against and run on, hosts, kernel, CPU,
-    /// batch job, start and end (absent in documents of earlier releases).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub provenance: Option<benchkit::provenance::Provenance>,
 }
 
 /// A size that ran far slower than the sizes beside it.
