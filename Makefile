@@ -11,11 +11,14 @@ CARGO ?= cargo
 PREFIX ?= /usr/local
 MPIS := openmpi4 mpich4 openmpi5 mpich5 intelmpi
 MPI ?=
+# make install MODULEFILE=PATH [MPI_MODULE=NAME]: an Lmod module file too (scripts/install.sh).
+MODULEFILE ?=
+MPI_MODULE ?=
 # The crates whose tests launch MPI jobs; the rest does not depend on the MPI in use and
 # is tested once, with Open MPI 4.
 MPI_CRATES := -p benchkit -p mpiio -p sqmr -p beffio -p netns -p slurmtest
 
-.PHONY: install deps build demo demo-gluster bench-gluster test test-mpi-free lint bench reframe $(addprefix test-,$(MPIS)) $(addprefix build-,$(MPIS))
+.PHONY: install deps build demo demo-gluster bench-gluster test test-mpi-free test-packaging lint bench reframe $(addprefix test-,$(MPIS)) $(addprefix build-,$(MPIS))
 
 deps:
 	@scripts/install-deps.sh
@@ -60,7 +63,7 @@ bench-gluster: build build-mpich4
 ## and the local Slurm, for the MPIs of XYLEM_REFRAME_MPIS (default openmpi4 mpich4):
 ## testing/slurmtest/tests/reframe.rs, part of slurmtest's tests in each part.
 ## Each part prints its wall time (BENCHMARKS.md quotes them).
-test: deps lint test-mpi-free $(addprefix test-,$(MPIS))
+test: deps lint test-mpi-free test-packaging $(addprefix test-,$(MPIS))
 
 ## analysis, place and xylem without MPI: no MPI crate in their graph, and their build and
 ## tests with no MPI compiler or launcher reachable.
@@ -89,6 +92,16 @@ lint:
 	$(CARGO) clippy --workspace --all-targets -- -D warnings
 	@scripts/check-msrv.sh
 	@scripts/check-links.py
+
+## The packages: the Spack package's checks without Spack, and an EasyBuild build from a
+## source tarball with an external MPI module, its module loaded and sqmr run from it.
+test-packaging: deps
+	@start=$$(date +%s); \
+	python3 -m unittest discover -s packaging/spack && \
+	packaging/easybuild/test.sh; \
+	status=$$?; \
+	echo "make test: packaging part took $$(( $$(date +%s) - start )) s" >&2; \
+	exit $$status
 
 test-openmpi4: deps
 	@start=$$(date +%s); \
@@ -122,8 +135,8 @@ bench: build build-mpich4
 install:
 ifeq ($(MPI),)
 	$(CARGO) build --release --workspace
-	PREFIX=$(PREFIX) scripts/install.sh
+	PREFIX="$(PREFIX)" MODULEFILE="$(MODULEFILE)" MPI_MODULE="$(MPI_MODULE)" scripts/install.sh
 else
 	scripts/with-mpi $(MPI) -- $(CARGO) build --release --workspace
-	PREFIX=$(PREFIX) XYLEM_BIN_DIR=target/$(MPI)/release scripts/install.sh
+	PREFIX="$(PREFIX)" MODULEFILE="$(MODULEFILE)" MPI_MODULE="$(MPI_MODULE)" XYLEM_BIN_DIR=target/$(MPI)/release scripts/install.sh
 endif

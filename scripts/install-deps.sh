@@ -9,7 +9,9 @@
 # check how every output file is created (O_EXCL|O_NOFOLLOW); then the three MPI libraries that come as
 # packages of the Python registry (scripts/install-mpis.sh: Open MPI 5, MPICH 5, Intel MPI,
 # each in a virtual environment of its own under .mpi/), and ReFrame for the checks
-# under reframe/ (scripts/install-reframe.sh: reframe-hpc, pinned, in .reframe/).
+# under reframe/ (scripts/install-reframe.sh: reframe-hpc, pinned, in .reframe/), and
+# EasyBuild with Lmod for the easyconfig and module-file tests (scripts/install-easybuild.sh,
+# pinned, in .easybuild/).
 # Idempotent and quiet when everything is already there.
 set -euo pipefail
 
@@ -22,6 +24,7 @@ packages=(
   slurm-wlm slurmctld slurmd slurm-client libpmi2-0
   glusterfs-server glusterfs-client
   fonts-dejavu-core
+  lmod
 )
 # PACKAGE:COMMAND, installed where the release has the package and COMMAND is missing.
 optional=(util-linux-extra:fincore)
@@ -38,9 +41,11 @@ for entry in "${optional[@]}"; do
 done
 mpis="$(dirname "$0")/install-mpis.sh"
 reframe="$(dirname "$0")/install-reframe.sh"
+easybuild="$(dirname "$0")/install-easybuild.sh"
 if [ ${#missing[@]} -eq 0 ] && [ ${#wanted[@]} -eq 0 ]; then
   "$mpis"
-  exec "$reframe"
+  "$reframe"
+  exec "$easybuild"
 fi
 
 sudo=()
@@ -57,4 +62,5 @@ if [ ${#missing[@]} -gt 0 ]; then
   "${sudo[@]}" env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
 fi
 "$mpis"
-exec "$reframe"
+"$reframe"
+exec "$easybuild"

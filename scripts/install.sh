@@ -6,6 +6,9 @@
 # of their size; XYLEM_STRIP=no keeps the line tables that name source lines in a
 # backtrace). Installing again overwrites the same files, nothing else. Installs nothing
 # on the machine itself: no package, no MPI.
+#
+# MODULEFILE=PATH also writes an Lmod module file there (packaging/lmod/xylem.lua.in) for
+# PREFIX, loading the module MPI_MODULE (the site's MPI the build used) if that is set.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -27,6 +30,25 @@ trap 'rm -rf "$tmp"' EXIT
 "$bin/xylem" gen completions "$tmp/completions" >/dev/null
 "$bin/xylem" gen schemas "$tmp/schemas" >/dev/null
 
+# The module file first, so that a refusal leaves nothing half installed.
+if [ -n "${MODULEFILE:-}" ]; then
+  version=$("$bin/xylem" --version | awk '{print $2; exit}')
+  case "$prefix$version${MPI_MODULE:-}" in
+    *[\"\\\|]*)
+      echo "install: PREFIX, the version and MPI_MODULE may not hold \", \\ or | (they go into a Lua file)" >&2
+      exit 1 ;;
+  esac
+  # Only a module file an earlier install wrote is replaced.
+  if [ -e "$MODULEFILE" ] || [ -L "$MODULEFILE" ]; then
+    if [ -L "$MODULEFILE" ] || [ ! -f "$MODULEFILE" ] || ! head -n 1 "$MODULEFILE" | grep -q '^-- Lmod module file for xylem'; then
+      echo "install: MODULEFILE $MODULEFILE exists and is not one that xylem's install wrote; remove it or name another" >&2
+      exit 1
+    fi
+  fi
+  sed -e "s|@PREFIX@|$prefix|g" -e "s|@VERSION@|$version|g" -e "s|@MPI_MODULE@|${MPI_MODULE:-}|g" \
+    packaging/lmod/xylem.lua.in > "$tmp/module.lua"
+fi
+
 man1="$root/share/man/man1"
 bash_dir="$root/share/bash-completion/completions"
 zsh_dir="$root/share/zsh/site-functions"
@@ -47,6 +69,12 @@ for p in "${programs[@]}"; do
 done
 install -m 644 "$tmp"/man/*.1 "$man1/"
 install -m 644 "$tmp"/schemas/*.schema.json "$schema_dir/"
+
+if [ -n "${MODULEFILE:-}" ]; then
+  install -d "$(dirname "$MODULEFILE")"
+  install -m 644 "$tmp/module.lua" "$MODULEFILE"
+  echo "install: Lmod module file $MODULEFILE (module use $(dirname "$(dirname "$MODULEFILE")"))" >&2
+fi
 
 pages=$(ls "$tmp/man" | wc -l)
 echo "install: ${programs[*]} in $root/bin, $pages man pages in $man1, completions for bash, zsh and fish, JSON Schemas in $schema_dir" >&2

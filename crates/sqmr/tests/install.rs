@@ -125,3 +125,103 @@ fn install_puts_stripped_binaries_man_pages_and_completions_under_the_prefix() {
         "{job:#?}"
     );
 }
+
+/// Runs `script` in bash with Lmod's shell functions, or says why there is no Lmod.
+fn with_lmod(script: &str) -> Option<std::process::Output> {
+    let init = Path::new("/usr/share/lmod/lmod/init/bash");
+    if !init.is_file() {
+        mpitest::unavailable("no Lmod (/usr/share/lmod/lmod/init/bash; Debian: lmod)");
+        return None;
+    }
+    let full = format!("set -e; source {}; {script}", init.display());
+    Some(Command::new("bash").args(["-c", &full]).output().unwrap())
+}
+
+#[test]
+fn install_writes_an_lmod_module_file_that_loads_the_mpi_and_puts_the_programs_first() {
+    let bin = Path::new(SQMR).parent().unwrap();
+    if !bin.join("xylem").is_file() {
+        mpitest::unavailable("xylem is not built beside sqmr (cargo test -p sqmr?)");
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let prefix = dir.path().join("opt/xylem");
+    let modules = dir.path().join("modules");
+    // The site's MPI module that xylem's module loads.
+    std::fs::create_dir_all(modules.join("site-mpi")).unwrap();
+    std::fs::write(
+        modules.join("site-mpi/1.0.lua"),
+        "setenv(\"SITE_MPI_LOADED\", \"yes\")\n",
+    )
+    .unwrap();
+    let modulefile = modules.join("xylem/0.1.0.lua");
+    let install = |modulefile: &Path| {
+        Command::new(repository().join("scripts/install.sh"))
+            .env("PREFIX", &prefix)
+            .env("XYLEM_BIN_DIR", bin)
+            .env("MODULEFILE", modulefile)
+            .env("MPI_MODULE", "site-mpi/1.0")
+            .output()
+            .unwrap()
+    };
+    let out = install(&modulefile);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    // Installing again replaces the module file it wrote.
+    let out = install(&modulefile);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let Some(out) = with_lmod(&format!(
+        "module use {}; module load xylem/0.1.0; command -v sqmr; echo \"$SITE_MPI_LOADED\"; \
+         echo \"$XYLEM_SCHEMAS\"; module help xylem 2>&1",
+        modules.display()
+    )) else {
+        return;
+    };
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{stdout}\n{stderr}");
+    let lines: Vec<&str> = stdout.lines().collect();
+    assert_eq!(
+        lines[0],
+        prefix.join("bin/sqmr").to_str().unwrap(),
+        "{stdout}"
+    );
+    assert_eq!(lines[1], "yes", "the MPI module is loaded: {stdout}");
+    assert!(
+        Path::new(lines[2]).join("sqmr-2.schema.json").is_file(),
+        "{stdout}"
+    );
+    assert!(stdout.contains("xylem 0.1.0: MPI benchmarks"), "{stdout}");
+
+    // A file of the user's at the module file's path is neither replaced nor installed over.
+    let theirs = dir.path().join("theirs.lua");
+    std::fs::write(&theirs, "-- the site's own module\n").unwrap();
+    let other_prefix = dir.path().join("elsewhere");
+    let out = Command::new(repository().join("scripts/install.sh"))
+        .env("PREFIX", &other_prefix)
+        .env("XYLEM_BIN_DIR", bin)
+        .env("MODULEFILE", &theirs)
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{stderr}");
+    assert!(
+        stderr.contains("exists and is not one that xylem's install wrote"),
+        "{stderr}"
+    );
+    assert_eq!(
+        std::fs::read_to_string(&theirs).unwrap(),
+        "-- the site's own module\n"
+    );
+    assert!(
+        !other_prefix.exists(),
+        "nothing installed after the refusal"
+    );
+}
