@@ -237,17 +237,20 @@ class sqmr_netsel_check(SqmrBase):
         sqmr = self.sqmr_sanity()
         doc = self.document()
         applied = doc.get('network_selection') or ''
-        # "--enable NETWORK on HOST: KEY=VALUE KEY=VALUE ..."
-        m = re.match(rf'^--enable {re.escape(network)} on (\S+): (.*)$', applied)
-        settings = m.group(2).split() if m else []
+        # The selection as data: the items given (normalised: `eth` is `ethernet`),
+        # every host's settings.
+        record = doc.get('network') or {}
+        hosts = record.get('hosts') or []
+        given = len(network.split(','))
         return sn.all([
             sqmr,
             sn.assert_true(
-                m, msg=f'the JSON does not say that --enable {network} was applied '
-                       f'(network_selection: {applied!r})'),
+                record.get('mode') == 'enable' and len(record.get('items') or []) == given,
+                msg=f'the JSON does not say that --enable {network} was applied '
+                    f'(network: {record!r})'),
             sn.assert_true(
-                settings and all('=' in s for s in settings),
-                msg=f'the selection made no MPI settings: {applied!r}'),
+                hosts and all(h.get('settings') for h in hosts),
+                msg=f'a host made no MPI settings for the selection: {hosts!r}'),
             sn.assert_found(
                 rf'^# network selection \(rank 0.s host\): '
                 rf'{re.escape(applied)}$', self.stdout,

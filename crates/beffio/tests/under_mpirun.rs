@@ -787,6 +787,62 @@ fn strict_refuses_an_item_matching_nothing_on_every_rank_with_one_message() {
     std::fs::remove_dir_all(&dir).unwrap();
 }
 
+#[test]
+fn the_json_records_the_selection_per_host_with_what_matched_nothing() {
+    let Some(interface) = usable_interface() else {
+        mpitest::unavailable("no interface besides lo is up with an IPv4 address");
+        return;
+    };
+    let _lock = mpitest::JobLock::acquire();
+    let dir = scratch("selection");
+    let json = dir.join("run.json");
+    let list = format!("{interface},typo0");
+    let (out, _) = run(
+        2,
+        &[
+            "-T",
+            "2",
+            "--memory-per-process",
+            "8M",
+            "-p",
+            dir.to_str().unwrap(),
+            "--json",
+            json.to_str().unwrap(),
+            "--enable",
+            &list,
+        ],
+    );
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{stderr}");
+    let doc = mpitest::read_document(&json);
+    let net = &doc["network"];
+    assert_eq!(net["mode"], "enable", "{net}");
+    assert_eq!(
+        net["items"],
+        serde_json::json!([interface, "typo0"]),
+        "{net}"
+    );
+    // Both ranks on this host: one entry, with the interface and its settings.
+    let hosts = net["hosts"].as_array().unwrap();
+    assert_eq!(hosts.len(), 1, "{net}");
+    assert_eq!(hosts[0]["ranks"], 2, "{net}");
+    assert!(
+        hosts[0]["interfaces"][0]
+            .as_str()
+            .unwrap()
+            .starts_with(&format!("{interface} ")),
+        "{net}"
+    );
+    assert!(
+        !hosts[0]["settings"].as_array().unwrap().is_empty(),
+        "{net}"
+    );
+    let unmatched = net["unmatched"].as_array().unwrap();
+    assert_eq!(unmatched.len(), 1, "{net}");
+    assert!(unmatched[0].as_str().unwrap().contains("typo0"), "{net}");
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
 fn mount_tmpfs(dir: &Path, opts: &str) -> bool {
     let ok = Command::new("mount")
         .args(["-t", "tmpfs", "-o", opts, "tmpfs"])

@@ -115,6 +115,38 @@ struct Outcome {
     delta: Counters,
 }
 
+/// The JSON records the selection as data: the item, and for each of the two hosts (one
+/// rank each) the data interface it selected (link A, by that host's name for it) and the
+/// library's settings made for it.
+fn assert_selection_recorded(doc: &serde_json::Value, item: &str) {
+    let net = &doc["network"];
+    assert_eq!(net["mode"], "enable", "{net}");
+    assert_eq!(net["items"], serde_json::json!([item]), "{net}");
+    let hosts = net["hosts"].as_array().expect("network.hosts");
+    let names: Vec<&str> = hosts.iter().map(|h| h["host"].as_str().unwrap()).collect();
+    assert_eq!(names, ["xyh1", "xyh2"], "{net}");
+    // The link has another name on each host.
+    for (h, name) in hosts.iter().zip([DATA_A.name, DATA_A.peer]) {
+        assert_eq!(h["ranks"], 1, "{h}");
+        let interfaces = h["interfaces"].as_array().unwrap();
+        assert!(
+            interfaces.len() == 1
+                && interfaces[0]
+                    .as_str()
+                    .unwrap()
+                    .starts_with(&format!("{name} ")),
+            "{h}"
+        );
+        let settings = h["settings"].as_array().unwrap();
+        assert!(!settings.is_empty(), "{h}");
+        assert!(settings
+            .iter()
+            .all(|s| s["variable"].is_string() && s["value"].is_string()));
+    }
+    assert!(net["unmatched"].as_array().unwrap().is_empty(), "{net}");
+    assert!(net["unreachable"].as_array().unwrap().is_empty(), "{net}");
+}
+
 fn measure(cluster: &Cluster, mpi: Installation, program: &[&str], path: &DataPath) -> Outcome {
     let before = cluster.counters();
     let job = cluster.launch(mpi, program, path.env);
@@ -176,7 +208,11 @@ fn network_selection_moves_the_bytes_on_every_path() {
 
         // sqmr, CIDR, in-process.
         let cidr = qualified(&DATA_A.cidr(), path.qualifier);
-        let mut args = vec![sqmr, "--enable", &cidr];
+        let json = cluster
+            .dir()
+            .join(format!("selection-{}.json", path.name.replace('/', "-")));
+        let _ = std::fs::remove_file(&json);
+        let mut args = vec![sqmr, "--enable", &cidr, "--json", json.to_str().unwrap()];
         args.extend(SQMR_PROOF_ARGS);
         let o = measure(&cluster, mpi, &args, &path);
         assert!(
@@ -186,6 +222,7 @@ fn network_selection_moves_the_bytes_on_every_path() {
             "{}",
             o.job.stdout
         );
+        assert_selection_recorded(&mpitest::read_document(&json), &cidr);
         assert_carried(
             &o,
             sqmr_bytes,
@@ -279,6 +316,8 @@ fn network_selection_moves_the_bytes_on_every_path() {
     // A library that checks reachability itself (UCX under MPICH 5: "no route") refuses
     // in MPI_Init; either way no benchmark row is printed under --strict.
     let crossed = format!("{},{}", DATA_A.name, DATA_B.peer);
+    let crossed_json = cluster.dir().join("crossed.json");
+    let _ = std::fs::remove_file(&crossed_json);
     let mut args = vec![
         sqmr,
         "--enable",
@@ -287,6 +326,8 @@ fn network_selection_moves_the_bytes_on_every_path() {
         "8",
         "--num_iters",
         "5",
+        "--json",
+        crossed_json.to_str().unwrap(),
     ];
     let job = cluster.launch(mpi, &args, &[]);
     let warnings: Vec<&str> = job
@@ -303,6 +344,12 @@ fn network_selection_moves_the_bytes_on_every_path() {
             "{}",
             warnings[0]
         );
+        // The JSON has the pair too, and each host's own choice.
+        let doc = mpitest::read_document(&crossed_json);
+        let net = &doc["network"];
+        assert_eq!(net["unreachable"].as_array().unwrap().len(), 1, "{net}");
+        assert_eq!(net["hosts"].as_array().unwrap().len(), 2, "{net}");
+        args.truncate(args.len() - 2);
         args.push("--strict");
         let job = cluster.launch(mpi, &args, &[]);
         netns::assert_exit_code(mpi, &job, 2);

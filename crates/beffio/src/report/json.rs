@@ -101,6 +101,11 @@ pub struct Document {
     /// batch job, start and end (absent in documents of earlier releases).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub provenance: Option<benchkit::provenance::Provenance>,
+    /// `--enable/--disable` as data: the items, and per host what they selected and the
+    /// library's settings made for it (absent without a selection, and in documents of
+    /// earlier releases).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub network: Option<benchkit::network::SelectionRecord>,
     /// The partition a stopped run was in, with the patterns it had measured (in the
     /// versions written as the run goes and in those a stopped run leaves).
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -787,6 +792,7 @@ pub fn document(info: &RunInfo, partitions: &[PartitionResult], reasons: &[Strin
         invalid_reasons: reasons.to_vec(),
         partitions: parts,
         provenance: info.provenance.clone(),
+        network: info.network.clone(),
         unfinished: None,
     }
 }

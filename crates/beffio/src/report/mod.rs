@@ -65,6 +65,8 @@ pub struct RunInfo {
     pub ranks_per_core: Option<f64>,
     /// What produced the run (rank 0; `None` elsewhere and in tests).
     pub provenance: Option<benchkit::provenance::Provenance>,
+    /// `--enable/--disable`, every host's resolution (rank 0; `None` without a selection).
+    pub network: Option<benchkit::network::SelectionRecord>,
 }
 
 /// The share of the machine's memory (`-MT`) that the job's processes have, in percent:

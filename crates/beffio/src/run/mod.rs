@@ -59,11 +59,12 @@ pub fn run(
         }
     };
     // The selection: agreed, checked across hosts (warnings, or errors with --strict).
-    if let Err(agreed) =
-        benchkit::network::agree_selection(world, network, opts.network.strict, "b_eff_io: ")
-    {
-        return agreed.code;
-    }
+    let network =
+        match benchkit::network::agree_selection(world, network, opts.network.strict, "b_eff_io: ")
+        {
+            Ok(applied) => applied.and_then(|a| a.record),
+            Err(agreed) => return agreed.code,
+        };
     let n = world.size() as usize;
     let parts = opts
         .partitions
@@ -85,7 +86,12 @@ pub fn run(
     // ranks soon after, and whichever rank runs last leaves nothing behind.
     install_signals(&signal, &dir_slot, !opts.keep);
 
-    match run_checked(world, &opts, &parts, &hints, &signal, &dir_slot, watchdog) {
+    let given = Given {
+        parts: &parts,
+        hints: &hints,
+        network,
+    };
+    match run_checked(world, &opts, given, &signal, &dir_slot, watchdog) {
         Ok(code) => code,
         Err(msg) => {
             if rank == 0 && !msg.is_empty() {
@@ -255,15 +261,27 @@ fn memory_per_process(world: &SimpleCommunicator, setting: MemorySetting) -> (u6
     (agreed, cache_bound)
 }
 
+/// What the run was given besides its options: the partitions, the hints and the network
+/// selection (on rank 0, every host's).
+struct Given<'a> {
+    parts: &'a [usize],
+    hints: &'a Hints,
+    network: Option<benchkit::network::SelectionRecord>,
+}
+
 fn run_checked(
     world: &SimpleCommunicator,
     opts: &Options,
-    parts: &[usize],
-    hints: &Hints,
+    given: Given<'_>,
     signal: &Arc<AtomicUsize>,
     dir_slot: &Arc<Mutex<Option<Arc<rundir::RunDir>>>>,
     watchdog: &benchkit::watchdog::Watchdog,
 ) -> Result<i32, String> {
+    let Given {
+        parts,
+        hints,
+        network,
+    } = given;
     let rank = world.rank();
     let n = world.size() as usize;
     let (memory, cache_bound) = memory_per_process(world, opts.memory());
@@ -297,6 +315,7 @@ fn run_checked(
         file_system: Default::default(),
         ranks_per_core: ranks_per_core(world),
         provenance: None,
+        network,
     };
     // Collective: every rank's host, gathered on rank 0.
     info.provenance =

@@ -16,6 +16,9 @@
 use mpi::collective::SystemOperation;
 use mpi::traits::*;
 
+use serde::{Deserialize, Serialize};
+
+use super::record::{merge_hosts, EnvSetting, HostSelection, SelectionRecord};
 use crate::{Agreed, Failure};
 
 /// The exit code of a selection that cannot be applied, or that `--strict` refuses: bad
@@ -34,6 +37,14 @@ pub struct Applied {
     pub warnings: Vec<String>,
     /// This host's selected networks ([`netsel::HostNetworks::encode`]).
     pub networks: String,
+    /// What the selection resolved to here, for the documents.
+    pub host: HostSelection,
+    /// On rank 0 after [`agree_selection`]: every host's, for the documents.
+    pub record: Option<SelectionRecord>,
+    /// Enable or disable.
+    pub mode: netsel::Mode,
+    /// The items as given, normalised.
+    pub items: Vec<String>,
 }
 
 /// The outcome of [`apply`] on one rank: `Ok(None)` without a selection, the complete
@@ -69,6 +80,32 @@ pub fn apply(enable: Option<&str>, disable: Option<&str>) -> Outcome {
             format!("{k}={v}")
         })
         .collect();
+    let networks = netsel::HostNetworks::from_report(&report);
+    let host = HostSelection {
+        host: report.host.hostname.clone(),
+        ranks: 1,
+        flavour: report.translation.flavour.to_string(),
+        path: report.translation.path.clone(),
+        interfaces: networks
+            .interfaces
+            .iter()
+            .map(|i| {
+                let mut words = vec![i.name.clone()];
+                words.extend(i.networks.iter().map(ToString::to_string));
+                words.join(" ")
+            })
+            .collect(),
+        ports: networks.ports.iter().map(|p| p.id.clone()).collect(),
+        settings: report
+            .translation
+            .settings
+            .iter()
+            .map(|s| {
+                let (variable, value) = s.env_pair();
+                EnvSetting { variable, value }
+            })
+            .collect(),
+    };
     Ok(Some(Applied {
         switch: switch(&selection),
         summary: format!(
@@ -78,7 +115,11 @@ pub fn apply(enable: Option<&str>, disable: Option<&str>) -> Outcome {
             settings.join(" ")
         ),
         warnings: netsel::format::selection_warnings(&report.resolution),
-        networks: netsel::HostNetworks::from_report(&report).encode(),
+        networks: networks.encode(),
+        host,
+        record: None,
+        mode: selection.mode,
+        items: selection.items.iter().map(ToString::to_string).collect(),
     }))
 }
 
@@ -107,7 +148,7 @@ pub fn agree_selection<C: Communicator>(
     prefix: &str,
 ) -> Result<Option<Applied>, Agreed> {
     let local = outcome.map_err(|m| Failure::new(EXIT_CODE, format!("{prefix}{m}")));
-    let applied = crate::agree(comm, local)?;
+    let mut applied = crate::agree(comm, local)?;
     // Every rank takes part in the gather, or none: whether any rank selected (and asked
     // for --strict) is agreed first, so that ranks given other options cannot hang.
     let mine = [
@@ -127,6 +168,9 @@ pub fn agree_selection<C: Communicator>(
             for line in check.lines() {
                 outfile::eprintln!("{prefix}{line}");
             }
+            if let Some(a) = applied.as_mut() {
+                a.record = Some(check.record(a));
+            }
             let switch = applied
                 .as_ref()
                 .map_or("the selection", |a| a.switch.as_str());
@@ -145,12 +189,23 @@ pub fn agree_selection<C: Communicator>(
     Ok(applied)
 }
 
-/// What one rank sends rank 0: its host's encoded networks on the first line, then one
-/// warning per line (line breaks inside a warning become spaces).
+/// What one rank sends rank 0 (JSON): its host's encoded networks, its warnings and its
+/// resolution.
 pub fn payload(applied: &Applied) -> String {
-    let mut lines = vec![applied.networks.replace('\n', " ")];
-    lines.extend(applied.warnings.iter().map(|w| w.replace('\n', " ")));
-    lines.join("\n")
+    let p = Payload {
+        networks: applied.networks.clone(),
+        warnings: applied.warnings.clone(),
+        host: applied.host.clone(),
+    };
+    serde_json::to_string(&p).unwrap_or_default()
+}
+
+/// The content of a [`payload`].
+#[derive(Debug, Serialize, Deserialize)]
+struct Payload {
+    networks: String,
+    warnings: Vec<String>,
+    host: HostSelection,
 }
 
 /// The cross-host findings of rank 0, from every rank's [`payload`] in rank order.
@@ -164,6 +219,8 @@ pub struct HostCheck {
     /// Ranks whose networks could not be read (`rank N: why`); they are left out of the
     /// pair check.
     pub unreadable: Vec<String>,
+    /// Every readable rank's resolution, merged by host ([`merge_hosts`]).
+    pub hosts: Vec<HostSelection>,
 }
 
 /// The start of every line [`HostCheck::lines`] prints.
@@ -175,27 +232,48 @@ impl HostCheck {
     pub fn from_payloads(payloads: &[String]) -> HostCheck {
         let mut check = HostCheck::default();
         let mut hosts = Vec::new();
+        let mut resolved = Vec::new();
         for (rank, text) in payloads.iter().enumerate() {
             if text.is_empty() {
                 continue;
             }
-            let mut lines = text.lines();
-            let encoded = lines.next().unwrap_or("");
-            match netsel::HostNetworks::decode(encoded) {
+            let p: Payload = match serde_json::from_str(text) {
+                Ok(p) => p,
+                Err(e) => {
+                    check.unreadable.push(format!("rank {rank}: {e}"));
+                    continue;
+                }
+            };
+            match netsel::HostNetworks::decode(&p.networks) {
                 Ok(h) => hosts.push(h),
                 Err(e) => check.unreadable.push(format!("rank {rank}: {e}")),
             }
-            for w in lines {
-                if !check.unmatched.iter().any(|seen| seen == w) {
-                    check.unmatched.push(w.to_string());
+            for w in p.warnings {
+                let w = w.replace('\n', " ");
+                if !check.unmatched.contains(&w) {
+                    check.unmatched.push(w);
                 }
             }
+            resolved.push(p.host);
         }
+        check.hosts = merge_hosts(resolved);
         check.unreachable = netsel::unreachable_pairs(&hosts)
             .into_iter()
             .map(|p| p.warning)
             .collect();
         check
+    }
+
+    /// What the documents record: `applied`'s items with every host's resolution and
+    /// the findings.
+    pub fn record(&self, applied: &Applied) -> SelectionRecord {
+        SelectionRecord {
+            mode: applied.mode.switch().trim_start_matches('-').to_string(),
+            items: applied.items.clone(),
+            hosts: self.hosts.clone(),
+            unmatched: self.unmatched.clone(),
+            unreachable: self.unreachable.clone(),
+        }
     }
 
     /// The lines to print on stderr: the unmatched items, the unreadable ranks, the
@@ -254,11 +332,27 @@ mod tests {
     use super::*;
 
     fn applied(networks: &str, warnings: &[&str]) -> Applied {
+        let host = networks.split(' ').nth(1).unwrap_or("?").to_string();
         Applied {
             switch: "--enable data0,typo0".into(),
             summary: String::new(),
             warnings: warnings.iter().map(|w| w.to_string()).collect(),
             networks: networks.into(),
+            host: HostSelection {
+                host,
+                ranks: 1,
+                flavour: "openmpi".into(),
+                path: "TCP".into(),
+                interfaces: vec![],
+                ports: vec![],
+                settings: vec![EnvSetting {
+                    variable: "OMPI_MCA_btl_tcp_if_include".into(),
+                    value: "data0".into(),
+                }],
+            },
+            record: None,
+            mode: netsel::Mode::Enable,
+            items: vec!["data0".into(), "typo0".into()],
         }
     }
 
@@ -267,13 +361,41 @@ mod tests {
     const H2_TYPO: &str = "--enable: typo0 matches nothing on host h2 (it has: data0, lo)";
 
     #[test]
-    fn a_payload_carries_the_networks_and_the_warnings_line_by_line() {
+    fn a_payload_carries_the_networks_the_warnings_and_the_resolution() {
         let a = applied(H1, &[H1_TYPO, "two\nlines"]);
         let p = payload(&a);
-        assert_eq!(p, format!("{H1}\n{H1_TYPO}\ntwo lines"));
         let check = HostCheck::from_payloads(&[p]);
         assert_eq!(check.unmatched, vec![H1_TYPO, "two lines"]);
         assert!(check.unreachable.is_empty() && check.unreadable.is_empty());
+        assert_eq!(check.hosts, vec![a.host.clone()]);
+        let record = check.record(&a);
+        assert_eq!(record.mode, "enable");
+        assert_eq!(record.items, ["data0", "typo0"]);
+        assert_eq!(record.hosts[0].settings[0].value, "data0");
+        assert_eq!(record.unmatched, vec![H1_TYPO, "two lines"]);
+    }
+
+    #[test]
+    fn the_record_has_one_entry_per_host_with_its_rank_count() {
+        let h2 = "netsel1 h2 ip:data0=10.20.0.2/24";
+        let payloads: Vec<String> = [applied(H1, &[]), applied(H1, &[]), applied(h2, &[])]
+            .iter()
+            .map(payload)
+            .collect();
+        let check = HostCheck::from_payloads(&payloads);
+        let hosts: Vec<(&str, usize)> = check
+            .hosts
+            .iter()
+            .map(|h| (h.host.as_str(), h.ranks))
+            .collect();
+        assert_eq!(hosts, [("h1", 2), ("h2", 1)]);
+    }
+
+    #[test]
+    fn a_payload_that_is_not_one_is_an_unreadable_rank() {
+        let check = HostCheck::from_payloads(&["netsel1 h1 ip:data0=10.20.0.1/24".into()]);
+        assert_eq!(check.unreadable.len(), 1, "{check:?}");
+        assert!(check.unreadable[0].starts_with("rank 0: "), "{check:?}");
     }
 
     #[test]
@@ -361,7 +483,9 @@ mod tests {
             String::new(),
         ];
         let check = HostCheck::from_payloads(&payloads);
-        assert_eq!(check, HostCheck::default());
+        assert!(check.unmatched.is_empty() && check.unreachable.is_empty());
+        assert!(check.unreadable.is_empty());
+        assert_eq!(check.hosts.len(), 2);
         assert!(check.lines().is_empty());
         assert_eq!(check.strict_refusal("--enable data0"), None);
     }

@@ -1,9 +1,13 @@
 //! `--enable`, `--disable` and `--strict`: the network selection every benchmark takes,
 //! declared once (flatten [`NetworkArgs`] into a clap parser); with the `mpi` feature also
 //! its application to the environment before `MPI_Init` ([`apply`](fn@apply)) and the
-//! agreement on it across ranks and hosts after ([`agree_selection`]), from `apply.rs`.
+//! agreement on it across ranks and hosts after ([`agree_selection`]), from `apply.rs`;
+//! and what the documents record of it ([`SelectionRecord`]).
 
 use clap::Args;
+
+mod record;
+pub use record::{merge_hosts, EnvSetting, HostSelection, SelectionRecord};
 
 #[cfg(feature = "mpi")]
 mod apply;

@@ -40,8 +40,7 @@ pub fn run(
         return Ok(());
     };
     // The selection: agreed, checked across hosts (warnings, or errors with --strict).
-    let network = benchkit::network::agree_selection(world, network, options.network.strict, "")?
-        .map(|applied| applied.summary);
+    let network = benchkit::network::agree_selection(world, network, options.network.strict, "")?;
     if options.scan {
         return scan::run(world, &options, network, watchdog);
     }
@@ -159,7 +158,7 @@ impl Results {
         world: &SimpleCommunicator,
         options: &Options,
         config: &Config,
-        network: Option<String>,
+        network: Option<benchkit::network::Applied>,
     ) -> Result<Self, Agreed> {
         let files = match world.rank() {
             0 => create_outputs(options),
@@ -182,7 +181,10 @@ impl Results {
             };
             let mut doc =
                 Document::new(config.clone(), started.to_rfc3339(), environment, placement);
-            doc.network_selection = network;
+            if let Some(applied) = network {
+                doc.network_selection = Some(applied.summary);
+                doc.network = applied.record;
+            }
             doc.provenance = Some(benchkit::provenance::describe(
                 "sqmr",
                 env!("CARGO_PKG_VERSION"),

@@ -28,7 +28,7 @@ const MAX_WINDOW: i64 = 1 << 20;
 pub(super) fn run(
     world: &SimpleCommunicator,
     options: &Options,
-    network: Option<String>,
+    network: Option<benchkit::network::Applied>,
     watchdog: &benchkit::watchdog::Watchdog,
 ) -> Result<(), Agreed> {
     let started = chrono::Local::now();
@@ -171,7 +171,7 @@ impl ScanResults {
         options: &Options,
         settings: &Settings,
         on_root: Option<Named>,
-        network: Option<String>,
+        network: Option<benchkit::network::Applied>,
         started: &chrono::DateTime<chrono::Local>,
     ) -> Result<Self, Agreed> {
         let files = match world.rank() {
@@ -186,7 +186,8 @@ impl ScanResults {
             version: env!("CARGO_PKG_VERSION").into(),
             complete: false,
             stopped: None,
-            network_selection: network,
+            network_selection: network.as_ref().map(|a| a.summary.clone()),
+            network: network.and_then(|a| a.record),
             provenance: Some(benchkit::provenance::describe(
                 "sqmr",
                 env!("CARGO_PKG_VERSION"),

@@ -223,6 +223,11 @@ pub struct Document {
     pub placement: Placement,
     /// `--enable/--disable` as resolved on rank 0's host, with the settings made.
     pub network_selection: Option<String>,
+    /// `--enable/--disable` as data: the items, and per host what they selected and the
+    /// library's settings made for it (absent without a selection, and in documents of
+    /// earlier releases).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub network: Option<benchkit::network::SelectionRecord>,
     /// What produced it: command line, MPI built against and run on, hosts, kernel, CPU,
     /// batch job, start and end (absent in documents of earlier releases).
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -452,6 +457,7 @@ impl From<Version1> for Document {
             environment: v.environment,
             placement: v.placement,
             network_selection: v.network_selection,
+            network: None,
             sizes: v.sizes.into_iter().map(SizeResult::from).collect(),
             validation: v.validation,
             stopped: None,
@@ -498,6 +504,7 @@ impl Document {
             environment,
             placement,
             network_selection: None,
+            network: None,
             sizes: Vec::new(),
             validation: None,
             stopped: None,

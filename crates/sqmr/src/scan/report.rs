@@ -27,6 +27,11 @@ pub struct ScanDocument {
     pub stopped: Option<String>,
     /// `--enable/--disable` as resolved on rank 0's host.
     pub network_selection: Option<String>,
+    /// `--enable/--disable` as data: the items, and per host what they selected and the
+    /// library's settings made for it (absent without a selection, and in documents of
+    /// earlier releases).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub network: Option<benchkit::network::SelectionRecord>,
     /// What produced it.
     pub provenance: Option<benchkit::provenance::Provenance>,
     /// The scan.
