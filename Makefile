@@ -18,7 +18,7 @@ MPI_MODULE ?=
 # is tested once, with Open MPI 4.
 MPI_CRATES := -p benchkit -p mpiio -p sqmr -p beffio -p netns -p slurmtest
 
-.PHONY: install deps build demo demo-gluster bench-gluster test test-mpi-free test-packaging lint bench reframe $(addprefix test-,$(MPIS)) $(addprefix build-,$(MPIS))
+.PHONY: install deps build demo demo-gluster bench-gluster test test-mpi-free test-packaging lint book bench reframe $(addprefix test-,$(MPIS)) $(addprefix build-,$(MPIS))
 
 deps:
 	@scripts/install-deps.sh
@@ -86,12 +86,20 @@ reframe: deps
 	done; \
 	echo "make reframe: performance log in results/reframe/perflogs/" >&2
 
-## Formatting, clippy, the MSRV (scripts/check-msrv.sh) and the documents' links.
-lint:
+## Formatting, clippy, the MSRV (scripts/check-msrv.sh), the documents' links, and the
+## manual built with its links checked.
+lint: book
 	$(CARGO) fmt --all -- --check
 	$(CARGO) clippy --workspace --all-targets -- -D warnings
 	@scripts/check-msrv.sh
 	@scripts/check-links.py
+	@scripts/check-book-links.py target/book
+
+## The manual (docs/, an mdBook) into target/book, with mdBook built first if need be
+## (scripts/install-mdbook.sh: pinned, into .tools/).
+book:
+	@scripts/install-mdbook.sh
+	.tools/bin/mdbook build docs
 
 ## The packages: the Spack package's checks without Spack, and an EasyBuild build from a
 ## source tarball with an external MPI module, its module loaded and sqmr run from it.

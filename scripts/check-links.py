@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 """Fails when a relative link of the project's Markdown documents points to nothing.
 
-Scans README.md, BENCHMARKS.md, CHANGELOG.md, crates/*/README.md, testing/*/README.md and reframe/*.md for
+Scans README.md, docs/*.md, BENCHMARKS.md, CHANGELOG.md, crates/*/README.md, testing/*/README.md,
+packaging/README.md and reframe/*.md for
 inline links and images, [text](target), and checks that each target that is not a URL
 or a pure #anchor names a file of the repository, or a folder with a README.md
 (relative to the document)."""
@@ -17,7 +18,7 @@ FENCE = re.compile(r"^(```|~~~)")
 
 
 def documents():
-    for pattern in ("README.md", "docs/*.md", "BENCHMARKS.md", "CHANGELOG.md", "crates/*/README.md", "testing/README.md", "testing/*/README.md",
+    for pattern in ("README.md", "docs/*.md", "BENCHMARKS.md", "CHANGELOG.md", "crates/*/README.md", "testing/README.md", "testing/*/README.md", "packaging/README.md",
                     "reframe/*.md"):
         yield from sorted(glob.glob(os.path.join(ROOT, pattern)))
 

@@ -11,7 +11,8 @@
 # each in a virtual environment of its own under .mpi/), and ReFrame for the checks
 # under reframe/ (scripts/install-reframe.sh: reframe-hpc, pinned, in .reframe/), and
 # EasyBuild with Lmod for the easyconfig and module-file tests (scripts/install-easybuild.sh,
-# pinned, in .easybuild/).
+# pinned, in .easybuild/). mdBook, for the manual, is built by `make book` itself
+# (scripts/install-mdbook.sh).
 # Idempotent and quiet when everything is already there.
 set -euo pipefail
 
