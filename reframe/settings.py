@@ -55,9 +55,10 @@ except ConfigError:
     pass  # this file was loaded before in this process
 
 
-def environment(name, *, srun_mpi, prefix=None, env_vars=(), local=()):
-    '''The environment of one MPI installation: its binaries, and the launchers'
-    options for it (srun's PMI plugin, Open MPI's mpirun without binding).'''
+def environment(name, *, srun_mpi, cc='mpicc', prefix=None, env_vars=(), local=()):
+    '''The environment of one MPI installation: its binaries, its C compiler wrapper
+    (``cc``, for the ``xylem_build`` fixture), and the launchers' options for it (srun's
+    PMI plugin, Open MPI's mpirun without binding).'''
     env = list(env_vars)
     if prefix:
         env = [['PATH', f'{prefix}/bin:$PATH']] + env
@@ -76,6 +77,7 @@ def environment(name, *, srun_mpi, prefix=None, env_vars=(), local=()):
     return {
         'name': name,
         'features': ['xylem'],
+        'cc': cc,
         'env_vars': env,
         'extras': extras,
     }
@@ -87,8 +89,9 @@ MPICH5 = os.path.join(MPI_ROOT, 'mpich5')
 IMPI = os.path.join(MPI_ROOT, 'intelmpi')
 
 ENVIRONMENTS = [
-    environment('openmpi4', srun_mpi='pmix', local=OPEN_MPI_LOCAL),
-    environment('mpich4', srun_mpi='pmi2'),
+    # Debian's two: their wrappers by their own names (plain mpicc is one of them).
+    environment('openmpi4', srun_mpi='pmix', cc='mpicc.openmpi', local=OPEN_MPI_LOCAL),
+    environment('mpich4', srun_mpi='pmi2', cc='mpicc.mpich'),
     environment('openmpi5', srun_mpi='pmix', prefix=OMPI5, local=OPEN_MPI_LOCAL,
                 env_vars=[['LD_LIBRARY_PATH', f'{OMPI5}/lib:$LD_LIBRARY_PATH']]),
     environment('mpich5', srun_mpi='pmi2', prefix=MPICH5,

@@ -13,6 +13,8 @@
 # Sizes are small, for a quick run on a laptop (sqmr up to 4 KiB and 200 iterations,
 # b_eff_io -T 6 with 64 MiB per process, NOT VALID accepted); XYLEM_REFRAME_FULL=1 runs
 # the checks' own defaults (sqmr to 4 MiB, b_eff_io -T 600 and VALID required).
+# XYLEM_REFRAME_BUILD=1 adds sqmr_built_check, which builds xylem from source with each
+# environment's MPI first (the xylem_build fixture).
 # Exits with ReFrame's status: 0 when every check passed.
 set -euo pipefail
 
@@ -45,14 +47,19 @@ quick=()
 if [ "${XYLEM_REFRAME_FULL:-0}" != 1 ]; then
   quick=(
     -S sqmr_check.num_iters=200 -S sqmr_check.max_msgsize=4096
+    -S sqmr_built_check.num_iters=200 -S sqmr_built_check.max_msgsize=4096
     -S sqmr_netsel_check.num_iters=200 -S sqmr_netsel_check.max_msgsize=4096
     -S b_eff_io_check.scheduled_time=6 -S b_eff_io_check.memory_per_process=64M
     -S b_eff_io_check.require_valid=false
   )
 fi
+# The check that builds xylem from source (tag xylem-build) only when asked for: a release
+# build per environment.
+build=(-T xylem-build)
+[ "${XYLEM_REFRAME_BUILD:-0}" = 1 ] && build=()
 environs=$(IFS='|'; echo "${mpis[*]}")
 cd "$root"
 exec "$reframe" -C reframe/settings.py --system "$system" \
   -c reframe/checks/xylem_checks.py -p "^($environs)\$" \
   --prefix "$out" --perflogdir "$perflogs" --report-file "$out/report.json" \
-  "${quick[@]}" "$@" -r
+  "${quick[@]}" "${build[@]}" "$@" -r

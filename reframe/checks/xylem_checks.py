@@ -25,17 +25,24 @@ Variables a run may set with ``-S NAME=VALUE``: sqmr's ``num_cores``, ``num_nbor
 b_eff_io's ``scheduled_time``, ``memory_per_process``, ``io_path``, ``require_valid``.
 b_eff_io's time limit follows from its schedule (see ``b_eff_io_check.set_time_limit``).
 
+``sqmr_built_check`` (tag ``xylem-build``, not ``xylem``) runs ``sqmr_check`` with xylem
+built from source with the environment's MPI by the fixture ``xylem_build``: the
+environment's ``cc`` is the MPI's C compiler wrapper (``mpicc``), and ``-S
+xylem_build.source_dir=DIR`` names the source tree (default: the checkout these checks
+lie in). Select it with ``-t xylem-build``.
+
 They need ReFrame 4.10 or later (external reference files, ``'$ref'``).
 '''
 
 import json
 import os
 import re
+import shlex
 
 import reframe as rfm
 import reframe.utility.sanity as sn
 import reframe.utility.typecheck as typ
-from reframe.core.builtins import (performance_function, run_after,
+from reframe.core.builtins import (fixture, performance_function, run_after,
                                    run_before, sanity_function, variable)
 
 #: The oldest ReFrame these checks run on: 4.10 reads references from a file ('$ref').
@@ -51,6 +58,9 @@ if _version(rfm.VERSION) < MIN_REFRAME:
         "xylem's checks need ReFrame %d.%d or later (references from a file); this is %s"
         % (MIN_REFRAME + (rfm.VERSION,)))
 
+#: The checkout these checks lie in: reframe/checks/ of it.
+_CHECKOUT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+
 # The line each job script prints after the launcher, with its exit status: the squeue
 # scheduler (Slurm without accounting) cannot tell a job's exit code.
 _STATUS = 'xylem: launcher exit status'
@@ -62,6 +72,49 @@ def _load_json(path):
             return json.load(f)
     except (OSError, ValueError) as e:
         raise sn.SanityError(f'cannot read the benchmark JSON {path}: {e}')
+
+
+class xylem_build(rfm.CompileOnlyRegressionTest):
+    '''Builds xylem from source with the environment's MPI and installs it into the
+    stage directory (``install/bin``): cargo's release build of the workspace against the
+    MPI of the environment's ``cc`` (its ``mpicc``), that MPI's library folders in the
+    binaries' RPATH (``scripts/mpi-rpath.sh``), then ``scripts/install.sh``. Nothing is
+    written into the source tree: cargo's target folder is in the stage directory too.'''
+
+    descr = 'xylem: build from source with the environment\'s MPI'
+    valid_systems = ['*']
+    valid_prog_environs = ['+xylem']
+    build_system = 'CustomBuild'
+    sourcesdir = None
+    build_locally = True
+    #: The source tree (a checkout or an unpacked release).
+    source_dir = variable(str, value=_CHECKOUT)
+
+    @run_before('compile')
+    def set_commands(self):
+        src = shlex.quote(self.source_dir)
+        target = shlex.quote(os.path.join(self.stagedir, 'target'))
+        prefix = shlex.quote(self.prefix_dir())
+        cc = shlex.quote(self.current_environ.cc)
+        self.build_system.commands = [
+            f'export MPICC={cc} CARGO_TARGET_DIR={target}',
+            f'export RUSTFLAGS="${{RUSTFLAGS:-}} $(MPICC={cc} {src}/scripts/mpi-rpath.sh)"',
+            f'(cd {src} && cargo build --release --workspace --locked)',
+            f'PREFIX={prefix} XYLEM_BIN_DIR={target}/release {src}/scripts/install.sh',
+            f'{prefix}/bin/sqmr --version',
+        ]
+
+    def prefix_dir(self):
+        return os.path.join(self.stagedir, 'install')
+
+    @sanity_function
+    def installed(self):
+        return sn.all([
+            sn.assert_true(os.access(os.path.join(self.prefix_dir(), 'bin', p), os.X_OK),
+                           msg=f'{p} was not installed')
+            for p in ('sqmr', 'b_eff_io', 'xylem')
+        ] + [sn.assert_found(r'^built against: ', self.stdout,
+                             msg='the built sqmr does not name its MPI')])
 
 
 class XylemBase(rfm.RunOnlyRegressionTest):
@@ -204,6 +257,20 @@ class sqmr_check(SqmrBase):
     @sanity_function
     def validate(self):
         return self.sqmr_sanity()
+
+
+@rfm.simple_test
+class sqmr_built_check(sqmr_check):
+    '''``sqmr_check`` on the sqmr that the fixture ``xylem_build`` built from source with
+    the environment's MPI.'''
+
+    descr = 'xylem sqmr, built from source with the environment\'s MPI'
+    tags = {'xylem-build'}
+    xylem = fixture(xylem_build, scope='environment')
+
+    @run_before('run')
+    def use_the_build(self):
+        self.executable = os.path.join(self.xylem.prefix_dir(), 'bin', self.program)
 
 
 @rfm.simple_test

@@ -448,3 +448,47 @@ fn reframe_checks_fail_on_a_bad_placement_or_selection() {
         show(&job)
     );
 }
+
+#[test]
+fn the_build_fixture_builds_xylem_with_the_environments_mpi_and_the_check_runs_it() {
+    let Some(mpi) = installation() else {
+        return;
+    };
+    if mpi != Installation::OpenMpi4 {
+        // A release build of the workspace per run: once, in the Open MPI 4 part.
+        slurmtest::skip("the build fixture is run under openmpi4 only (a release build)");
+        return;
+    }
+    let session = Session::new("xylem-local", mpi, false);
+    let job = run_local_with(
+        &session,
+        mpi,
+        &["-n", "sqmr_built_check"],
+        &[("XYLEM_REFRAME_BUILD", "1")],
+    );
+    eprintln!(
+        "build fixture and check: {:.0} s",
+        job.elapsed.as_secs_f64()
+    );
+    assert!(job.success(), "ReFrame failed: {}", show(&job));
+    let cases = report(&session);
+    assert_eq!(
+        cases.get("sqmr_built_check").map(|(r, _)| r.as_str()),
+        Some("pass"),
+        "{cases:?}"
+    );
+    assert!(
+        cases.keys().any(|name| name.starts_with("xylem_build")),
+        "the fixture ran as a test case of its own: {cases:?}"
+    );
+    // The job ran the sqmr the fixture installed into its stage, not the one under test.
+    let scripts = job_scripts(&session.out);
+    assert_eq!(scripts.len(), 1, "{scripts:?}");
+    let text = std::fs::read_to_string(&scripts[0]).unwrap();
+    assert!(
+        text.contains("/install/bin/sqmr ") && text.contains("xylem_build"),
+        "{}:\n{text}",
+        scripts[0].display()
+    );
+    assert!(!text.contains(&format!("{}/sqmr", bin_dir())), "{text}");
+}
