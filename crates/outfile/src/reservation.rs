@@ -42,8 +42,9 @@ pub struct Reservation {
     /// be reused by a file planted in its place.
     placed: Option<(Identity, File)>,
     /// The bytes of that version when [`Reservation::write`] made it, to find how much of
-    /// the next one it shares.
-    placed_bytes: Option<Vec<u8>>,
+    /// the next one it shares, with the file's size and modification time then: a version
+    /// changed since (by anyone) is not copied from.
+    placed_bytes: Option<(Vec<u8>, Stamp)>,
     /// How the last version was made.
     last_write: Written,
     replaced: Option<Holder>,
@@ -172,7 +173,9 @@ impl Reservation {
     /// version is still a complete file put in place at once.
     pub fn write(&mut self, bytes: &[u8]) -> Result<(), Error> {
         let shared = match (&self.placed, &self.placed_bytes) {
-            (Some(_), Some(before)) => common_prefix(before, bytes),
+            (Some((_, file)), Some((before, stamp))) if stamp_of(file) == Some(*stamp) => {
+                common_prefix(before, bytes)
+            }
             _ => 0,
         };
         let shared = if shared >= SHARED_MIN { shared } else { 0 };
@@ -199,7 +202,11 @@ impl Reservation {
             out.write_all(&bytes[shared..])?;
             out.flush()
         })?;
-        self.placed_bytes = Some(bytes.to_vec());
+        self.placed_bytes = self
+            .placed
+            .as_ref()
+            .and_then(|(_, file)| stamp_of(file))
+            .map(|stamp| (bytes.to_vec(), stamp));
         self.last_write = Written {
             copied: shared as u64,
             written: (bytes.len() - shared) as u64,
@@ -538,7 +545,6 @@ fn found_of(stat: &rustix::fs::Stat) -> Found {
 }
 
 /// Lets `fill` write the new file through a buffer, and syncs it; returns the file.
-/// Writes `fill`'s bytes to `file` and syncs it.
 fn fill_synced<F>(file: File, fill: F) -> io::Result<File>
 where
     F: FnOnce(&mut dyn Write) -> io::Result<()>,
@@ -562,6 +568,15 @@ pub struct Written {
     pub copied: u64,
     /// Bytes written by this process.
     pub written: u64,
+}
+
+/// A file's size and modification time, to tell whether it changed.
+type Stamp = (i64, i64, i64);
+
+/// `file`'s [`Stamp`], if it can be had.
+fn stamp_of(file: &File) -> Option<Stamp> {
+    let s = rustix::fs::fstat(file).ok()?;
+    Some((s.st_size, s.st_mtime, s.st_mtime_nsec as i64))
 }
 
 /// The length of the longest common prefix of `a` and `b`.
@@ -656,12 +671,26 @@ mod tests {
         r.write(&early).unwrap();
         assert_eq!(r.last_write().copied, 0);
         assert_eq!(fs::read(&path).unwrap(), early);
+        // A version changed in place since it was written (here a byte of its head) is
+        // not copied from: the next one is written whole, and exactly.
+        r.write(&version("[1,2,3,4]}")).unwrap();
+        {
+            use std::os::unix::fs::FileExt;
+            let f = fs::OpenOptions::new().write(true).open(&path).unwrap();
+            f.write_all_at(b"#", 100).unwrap();
+            // The same size; a later modification time on any file system clock.
+            let later = std::time::SystemTime::now() + std::time::Duration::from_secs(2);
+            f.set_modified(later).unwrap();
+        }
+        r.write(&version("[1,2,3,4,5]}")).unwrap();
+        assert_eq!(r.last_write().copied, 0);
+        assert_eq!(fs::read(&path).unwrap(), version("[1,2,3,4,5]}"));
         // After write_with nothing is known of the version's bytes: the next is whole.
         r.write_with(|out| out.write_all(&head)).unwrap();
         r.write(&version("x")).unwrap();
         assert_eq!(r.last_write().copied, 0);
         assert_eq!(fs::read(&path).unwrap(), version("x"));
-        assert_eq!(r.versions(), 6);
+        assert_eq!(r.versions(), 8);
         r.release().unwrap();
         assert_eq!(names(dir.path()), ["grow.json"]);
     }
