@@ -322,8 +322,13 @@ fn measure_sizes(
             Some(size) => lock(results).add(step, size),
             None => Ok(()),
         };
+        // The agreements wait for every rank: a rank stopped here would otherwise fall
+        // between two sizes, its pause in neither.
+        let agreeing = mpi::time();
         agree(world, written)?;
-        if let Some(signal) = interrupt.agree(world) {
+        let signalled = interrupt.agree(world);
+        runner.between_sizes(mpi::time() - agreeing);
+        if let Some(signal) = signalled {
             if rank == 0 {
                 outfile::eprintln!(
                     "ERROR interrupted by {} (signal {signal}): stopped after message size {}; \

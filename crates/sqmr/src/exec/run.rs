@@ -83,6 +83,10 @@ pub struct Runner<'a> {
     /// Until the first size's warm-up: the run's timed iterations at least, for
     /// [`forecast::announcement`].
     forecast: Option<u128>,
+    /// Seconds spent since the last size in agreements across ranks (whether its results
+    /// were written, whether a signal came): counted in the next size's wall time, so that
+    /// a rank stopped between two sizes is not hidden between them.
+    between: f64,
 }
 
 impl<'a> Runner<'a> {
@@ -125,6 +129,7 @@ impl<'a> Runner<'a> {
             progress: None,
             partners: String::new(),
             forecast: None,
+            between: 0.0,
         }
     }
 
@@ -165,6 +170,12 @@ impl<'a> Runner<'a> {
         self.forecast = Some(timed_iterations);
     }
 
+    /// Counts `seconds` (spent after a size in agreements across ranks) into the next
+    /// size's wall time.
+    pub fn between_sizes(&mut self, seconds: f64) {
+        self.between += seconds.max(0.0);
+    }
+
     /// Runs one size (a collective call on every rank): a barrier, the warm-up, then
     /// timed loops of `step.iters` iterations, each after a barrier, as many as `plan`
     /// says. `value` turns one loop's core times into the figure `--precision` judges
@@ -182,7 +193,7 @@ impl<'a> Runner<'a> {
         if let Some(p) = &self.progress {
             p.at(format!("message size {size} B, {}", self.partners));
         }
-        let started = mpi::time();
+        let started = mpi::time() - std::mem::take(&mut self.between);
         if self.validate {
             pattern::base(&mut self.base.as_mut_slice()[BASE_SKEW..BASE_SKEW + size]);
         }

@@ -306,8 +306,9 @@ pub struct SizeResult {
     pub statistics: Statistics,
     /// What ended the repeats: `"repeat"`, `"precision"`, `"time cap"`, `"sample cap"`.
     pub stopped_by: Stop,
-    /// Seconds rank 0 spent on the size: barrier, warm-up and every sample (`None` in a
-    /// document of version 1, which did not record it).
+    /// Seconds rank 0 spent on the size: the agreements after the size before it (which
+    /// wait for every rank), barrier, warm-up and every sample (`None` in a document of
+    /// version 1, which did not record it).
     pub wall_s: Option<f64>,
 }
 
