@@ -98,7 +98,7 @@ class xylem_build(rfm.CompileOnlyRegressionTest):
         cc = shlex.quote(self.current_environ.cc)
         self.build_system.commands = [
             f'export MPICC={cc} CARGO_TARGET_DIR={target}',
-            f'export RUSTFLAGS="${{RUSTFLAGS:-}} $(MPICC={cc} {src}/scripts/mpi-rpath.sh)"',
+            f'export RUSTFLAGS="${{RUSTFLAGS:-}} $({src}/scripts/mpi-rpath.sh)"',
             f'(cd {src} && cargo build --release --workspace --locked)',
             f'PREFIX={prefix} XYLEM_BIN_DIR={target}/release {src}/scripts/install.sh',
             f'{prefix}/bin/sqmr --version',

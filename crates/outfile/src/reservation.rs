@@ -39,12 +39,12 @@ pub struct Reservation {
     /// This run's temporary file name (`.NAME.tmp.<random>`), as the reservation says.
     temp_name: OsString,
     /// The version this run last put in place, kept open so that its inode number cannot
-    /// be reused by a file planted in its place.
-    placed: Option<(Identity, File)>,
+    /// be reused by a file planted in its place, with its size and modification time when
+    /// placed: a version changed since (by anyone) is not copied from.
+    placed: Option<(Identity, Stamp, File)>,
     /// The bytes of that version when [`Reservation::write`] made it, to find how much of
-    /// the next one it shares, with the file's size and modification time then: a version
-    /// changed since (by anyone) is not copied from.
-    placed_bytes: Option<(Vec<u8>, Stamp)>,
+    /// the next one it shares.
+    placed_bytes: Option<Vec<u8>>,
     /// How the last version was made.
     last_write: Written,
     replaced: Option<Holder>,
@@ -172,20 +172,22 @@ impl Reservation {
     /// so that a document that grows at its end costs the writing of what is new; the
     /// version is still a complete file put in place at once.
     pub fn write(&mut self, bytes: &[u8]) -> Result<(), Error> {
-        let shared = match (&self.placed, &self.placed_bytes) {
-            (Some((_, file)), Some((before, stamp))) if stamp_of(file) == Some(*stamp) => {
-                common_prefix(before, bytes)
+        // The version to copy the shared head from, unchanged since placed, and that head.
+        let source = match (&self.placed, &self.placed_bytes) {
+            (Some((_, stamp, file)), Some(before))
+                if stamp_of(file).is_ok_and(|(_, now)| now == *stamp) =>
+            {
+                Some((file, common_prefix(before, bytes)))
+                    .filter(|(_, shared)| *shared >= SHARED_MIN)
             }
-            _ => 0,
+            _ => None,
         };
-        let shared = if shared >= SHARED_MIN { shared } else { 0 };
-        let previous = match (shared, &self.placed) {
-            (0, _) | (_, None) => None,
-            (_, Some((_, file))) => Some(
-                file.try_clone()
-                    .map_err(|e| Error::io(&self.target, "write it", e))?,
-            ),
-        };
+        let shared = source.map_or(0, |(_, shared)| shared);
+        // Its own handle: placing the new version needs `self` whole.
+        let previous = source
+            .map(|(file, _)| file.try_clone())
+            .transpose()
+            .map_err(|e| Error::io(&self.target, "write it", e))?;
         self.place(|file| {
             if let Some(previous) = previous {
                 let mut from = &previous;
@@ -202,11 +204,7 @@ impl Reservation {
             out.write_all(&bytes[shared..])?;
             out.flush()
         })?;
-        self.placed_bytes = self
-            .placed
-            .as_ref()
-            .and_then(|(_, file)| stamp_of(file))
-            .map(|stamp| (bytes.to_vec(), stamp));
+        self.placed_bytes = Some(bytes.to_vec());
         self.last_write = Written {
             copied: shared as u64,
             written: (bytes.len() - shared) as u64,
@@ -265,13 +263,13 @@ impl Reservation {
             let _ = self.dir.unlink(&temp);
             return Err(Error::io(&self.target, "write it", e));
         }
-        let written = rustix::fs::fstat(&file).map(|s| identity(&s));
+        let written = stamp_of(&file);
         let placed = match &self.placed {
             None => self
                 .dir
                 .link_new(&temp, &self.name)
                 .map(|()| self.dir.unlink(&temp).unwrap_or(())),
-            Some((previous, _)) => self.dir.replace_version(&temp, &self.name, *previous),
+            Some((previous, _, _)) => self.dir.replace_version(&temp, &self.name, *previous),
         };
         if let Err(e) = placed {
             let _ = self.dir.unlink(&temp);
@@ -284,7 +282,7 @@ impl Reservation {
             });
         }
         self.dir.sync();
-        self.placed = written.ok().map(|id| (id, file));
+        self.placed = written.ok().map(|(id, stamp)| (id, stamp, file));
         self.versions += 1;
         Ok(())
     }
@@ -305,7 +303,7 @@ impl Reservation {
         // Our temporary file, if a write was cut short; only ours, by its owner.
         if let Ok(Some(stat)) = self.dir.stat(&self.temp_name) {
             if stat.st_uid == crate::safedir::euid()
-                && Some(identity(&stat)) != self.placed.as_ref().map(|(id, _)| *id)
+                && Some(identity(&stat)) != self.placed.as_ref().map(|(id, _, _)| *id)
             {
                 let _ = self.dir.unlink(&self.temp_name);
             }
@@ -573,10 +571,13 @@ pub struct Written {
 /// A file's size and modification time, to tell whether it changed.
 type Stamp = (i64, i64, i64);
 
-/// `file`'s [`Stamp`], if it can be had.
-fn stamp_of(file: &File) -> Option<Stamp> {
-    let s = rustix::fs::fstat(file).ok()?;
-    Some((s.st_size, s.st_mtime, s.st_mtime_nsec as i64))
+/// `file`'s identity and [`Stamp`], from one `fstat`.
+fn stamp_of(file: &File) -> rustix::io::Result<(Identity, Stamp)> {
+    let s = rustix::fs::fstat(file)?;
+    Ok((
+        identity(&s),
+        (s.st_size, s.st_mtime, s.st_mtime_nsec as i64),
+    ))
 }
 
 /// The length of the longest common prefix of `a` and `b`.

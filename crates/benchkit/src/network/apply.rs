@@ -28,8 +28,6 @@ pub const EXIT_CODE: i32 = crate::Exit::Usage.code();
 /// What the selection did on this host.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Applied {
-    /// The selection as given: `--enable eth0,typo0`.
-    pub switch: String,
     /// One line for the report: `--enable eth0,typo0 on host1: OMPI_MCA_pml=ob1 ...`.
     pub summary: String,
     /// One line per item that matches nothing usable on this host, or that can never be
@@ -45,6 +43,13 @@ pub struct Applied {
     pub mode: netsel::Mode,
     /// The items as given, normalised.
     pub items: Vec<String>,
+}
+
+impl Applied {
+    /// The selection as given: `--enable eth0,typo0`.
+    pub fn switch(&self) -> String {
+        format!("{} {}", self.mode.switch(), self.items.join(","))
+    }
 }
 
 /// The outcome of [`apply`] on one rank: `Ok(None)` without a selection, the complete
@@ -71,15 +76,6 @@ pub fn apply(enable: Option<&str>, disable: Option<&str>) -> Outcome {
             )
         })?;
     let report = netsel::apply_to_env(&selection, flavour).map_err(|e| format!("ERROR {e}"))?;
-    let settings: Vec<String> = report
-        .translation
-        .settings
-        .iter()
-        .map(|s| {
-            let (k, v) = s.env_pair();
-            format!("{k}={v}")
-        })
-        .collect();
     let networks = netsel::HostNetworks::from_report(&report);
     let host = HostSelection {
         host: report.host.hostname.clone(),
@@ -106,8 +102,12 @@ pub fn apply(enable: Option<&str>, disable: Option<&str>) -> Outcome {
             })
             .collect(),
     };
+    let settings: Vec<String> = host
+        .settings
+        .iter()
+        .map(|s| format!("{}={}", s.variable, s.value))
+        .collect();
     Ok(Some(Applied {
-        switch: switch(&selection),
         summary: format!(
             "{} on {}: {}",
             switch(&selection),
@@ -173,8 +173,8 @@ pub fn agree_selection<C: Communicator>(
             }
             let switch = applied
                 .as_ref()
-                .map_or("the selection", |a| a.switch.as_str());
-            match check.strict_refusal(switch) {
+                .map_or_else(|| "the selection".to_string(), Applied::switch);
+            match check.strict_refusal(&switch) {
                 Some(message) if strict => {
                     Err(Failure::new(EXIT_CODE, format!("{prefix}{message}")))
                 }
@@ -334,7 +334,6 @@ mod tests {
     fn applied(networks: &str, warnings: &[&str]) -> Applied {
         let host = networks.split(' ').nth(1).unwrap_or("?").to_string();
         Applied {
-            switch: "--enable data0,typo0".into(),
             summary: String::new(),
             warnings: warnings.iter().map(|w| w.to_string()).collect(),
             networks: networks.into(),
