@@ -123,7 +123,8 @@ pub struct Options {
     /// more than 3 scaled median absolute deviations below the other nodes; a pair of
     /// nodes that are fine with others is a SLOW link by the same rule against the slower
     /// of its nodes.
-    /// Suspects are measured again; only what is slow again is flagged. Exit code 4 when
+    /// Suspects are measured again (a suspect link alone); only what is slow again is
+    /// flagged. Exit code 4 when
     /// something is flagged. Needs ranks on 3 or more hosts (4 or more to tell a link from
     /// a node); --win_size is the window at 8 B
     #[arg(long, conflicts_with_all = ["num_cores", "num_nbors", "num_iters", "min_msgsize",

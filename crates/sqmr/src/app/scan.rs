@@ -15,7 +15,7 @@ use super::{create_outputs, lock, stall_hook, stdout_failure, write_output, Stop
 use crate::exec::scan::{group_by_host, share_rounds, Named, Scanner};
 use crate::options::Options;
 use crate::report::output::OutputFile;
-use crate::scan::pairing::{matchings, round_robin};
+use crate::scan::pairing::round_robin;
 use crate::scan::report::{header, table, Scan, ScanDocument, SCAN_SCHEMA_VERSION};
 use crate::scan::{
     assemble, suspects, Node, PairRun, Settings, DEFAULT_ROUNDS, DEFAULT_SECONDS, DEFAULT_THRESHOLD,
@@ -58,16 +58,12 @@ pub(super) fn run(
         agree(world, written)?;
         interrupted(world, &interrupt, r + 1)?;
     }
-    // The suspects, measured once more in as few rounds as they fit (at most as many as
-    // the scan had).
+    // The suspects, measured once more: a slow node's pairs in as few rounds as they fit,
+    // each suspect link alone (see `Suspects::rounds`).
     let again_rounds = share_rounds(
         world,
-        (world.rank() == 0).then(|| {
-            matchings(
-                &suspects(count, &first, settings.threshold),
-                settings.rounds,
-            )
-        }),
+        (world.rank() == 0)
+            .then(|| suspects(count, &first, settings.threshold).rounds(settings.rounds)),
     );
     let mut again = Vec::new();
     for (k, pairs) in again_rounds.iter().enumerate() {

@@ -142,19 +142,48 @@ impl PairRun {
     }
 }
 
-/// The first judgement's suspects: every pair of a slow node, and every slow link.
-pub fn suspects(nodes: usize, runs: &[PairRun], threshold: f64) -> Vec<Pair> {
+/// What the first judgement suspects, to be measured again.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Suspects {
+    /// Every pair of a slow node.
+    pub node_pairs: Vec<Pair>,
+    /// Every slow link that is not already a pair of a slow node.
+    pub links: Vec<Pair>,
+}
+
+impl Suspects {
+    /// Whether nothing is suspect.
+    pub fn is_empty(&self) -> bool {
+        self.node_pairs.is_empty() && self.links.is_empty()
+    }
+
+    /// The rounds that measure the suspects again: the pairs of slow nodes packed into as
+    /// few rounds of disjoint pairs as they fit (at most `limit`), then each suspect link
+    /// in a round of its own (at most `limit` of them), the other pairs idle. A link is
+    /// flagged only when it is slow on its own: a pair slowed by what the other pairs of
+    /// its round did at the same time (a shared uplink, shared cores) is not a slow link.
+    pub fn rounds(&self, limit: usize) -> Vec<Vec<Pair>> {
+        let mut rounds = pairing::matchings(&self.node_pairs, limit);
+        rounds.extend(self.links.iter().take(limit).map(|&p| vec![p]));
+        rounds
+    }
+}
+
+/// The first judgement's suspects.
+pub fn suspects(nodes: usize, runs: &[PairRun], threshold: f64) -> Suspects {
     let measured: Vec<Measurement> = runs.iter().map(PairRun::per_rank_pair).collect();
     let verdict = verdict::judge(nodes, &measured, threshold);
     let slow_nodes = verdict.slow_nodes();
     let slow_links = verdict.slow_links();
-    runs.iter()
-        .enumerate()
-        .filter(|(k, r)| {
-            slow_links.contains(k) || slow_nodes.contains(&r.a) || slow_nodes.contains(&r.b)
-        })
-        .map(|(_, r)| r.pair())
-        .collect()
+    let mut suspects = Suspects::default();
+    for (k, r) in runs.iter().enumerate() {
+        if slow_nodes.contains(&r.a) || slow_nodes.contains(&r.b) {
+            suspects.node_pairs.push(r.pair());
+        } else if slow_links.contains(&k) {
+            suspects.links.push(r.pair());
+        }
+    }
+    suspects
 }
 
 /// The last re-measurement in `again` of the pair that `first` measured, if any.
@@ -278,7 +307,9 @@ mod tests {
                 1.0
             }
         });
-        let mut suspects = suspects(6, &first, 0.7);
+        let suspects = suspects(6, &first, 0.7);
+        assert!(suspects.links.is_empty(), "{suspects:?}");
+        let mut suspects = suspects.node_pairs;
         suspects.sort_unstable();
         assert_eq!(suspects.len(), 9, "{suspects:?}"); // 5 + 5 pairs, one shared
         let again: Vec<PairRun> = first
@@ -299,6 +330,32 @@ mod tests {
         assert_eq!(outcome.flagged_nodes, vec![1]);
         assert!(outcome.flagged_links.is_empty());
         assert_eq!(outcome.pairs.iter().filter(|(_, s)| s.is_some()).count(), 9);
+    }
+
+    #[test]
+    fn suspect_links_are_measured_again_each_alone() {
+        // Six nodes; node 4 slow, and the links 0-1 and 2-3 slow although their nodes
+        // are fine with everyone else.
+        let first = runs(6, |a, b| match (a, b) {
+            (_, 4) | (4, _) => 0.2,
+            (0, 1) | (2, 3) => 0.4,
+            _ => 1.0,
+        });
+        let suspects = suspects(6, &first, 0.7);
+        let mut links = suspects.links.clone();
+        links.sort_unstable();
+        assert_eq!(links, vec![(0, 1), (2, 3)], "{suspects:?}");
+        assert_eq!(suspects.node_pairs.len(), 5, "{suspects:?}");
+        assert!(suspects.node_pairs.iter().all(|&(a, b)| a == 4 || b == 4));
+        let rounds = suspects.rounds(16);
+        // Node 4's five pairs need five rounds (they all share it); then one per link.
+        assert_eq!(rounds.len(), 7, "{rounds:?}");
+        assert!(rounds[..5].iter().all(|r| r.len() == 1));
+        let alone: Vec<Vec<Pair>> = suspects.links.iter().map(|&p| vec![p]).collect();
+        assert_eq!(&rounds[5..], &alone[..]);
+        // The limit bounds each part.
+        let bounded = suspects.rounds(1);
+        assert_eq!(bounded, vec![vec![suspects.node_pairs[0]], alone[0].clone()]);
     }
 
     #[test]

@@ -4,7 +4,7 @@
 //! around it), so that every round pairs every node at most once and, over `n - 1` rounds
 //! (`n` when `n` is odd, one node sitting out each round), every pair meets exactly once.
 //! Fewer rounds give every node as many distinct partners as there are rounds (fewer by
-//! one where it sits out). Re-measurements are packed greedily into matchings.
+//! one where it sits out). A slow node's re-measurements are packed greedily into matchings.
 
 /// A pair of node indices, the smaller first.
 pub type Pair = (usize, usize);
