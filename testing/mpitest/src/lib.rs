@@ -16,8 +16,12 @@ pub mod schema;
 pub use schema::read_document;
 
 use std::fs::File;
+use std::io::{BufRead, BufReader, Read};
 use std::path::{Path, PathBuf};
-use std::process::Command;
+use std::process::{Command, Stdio};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
+use std::thread;
 use std::time::{Duration, Instant};
 
 /// The variable naming the MPI installation the tests launch with.
@@ -256,21 +260,81 @@ pub fn command(
 
 /// Runs a prepared command (the caller holds the [`JobLock`] and has put the time limit
 /// in the command line, with `timeout -k 5 SECONDS` first) and collects its output.
-pub fn run(mut command: Command, what: &Path) -> Job {
+pub fn run(command: Command, what: &Path) -> Job {
+    run_until(command, what, |_| false)
+}
+
+/// [`run`], stopped early when `give_up` says so of the standard error printed so far
+/// (called after each line): the launcher gets a SIGTERM (`timeout` passes it on to its
+/// command), for a failure that shows itself in a message long before the time limit
+/// would end the job.
+pub fn run_until(
+    mut command: Command,
+    what: &Path,
+    give_up: impl Fn(&str) -> bool + Send + 'static,
+) -> Job {
     let start = Instant::now();
-    let output = command
-        .output()
+    // As `Command::output` would: no standard input, both outputs captured.
+    let mut child = command
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
         .unwrap_or_else(|e| panic!("cannot start the launcher for {}: {e}", what.display()));
-    let code = output.status.code();
+    let mut stdout = child.stdout.take().expect("piped");
+    let stderr = child.stderr.take().expect("piped");
+    let stdout = thread::spawn(move || {
+        let mut bytes = Vec::new();
+        let _ = stdout.read_to_end(&mut bytes);
+        bytes
+    });
+    let hopeless = Arc::new(AtomicBool::new(false));
+    let stderr = {
+        let hopeless = hopeless.clone();
+        thread::spawn(move || {
+            let mut reader = BufReader::new(stderr);
+            let mut bytes = Vec::new();
+            let mut said = false;
+            loop {
+                match reader.read_until(b'\n', &mut bytes) {
+                    Ok(0) | Err(_) => break,
+                    Ok(_) if !said && give_up(&String::from_utf8_lossy(&bytes)) => {
+                        said = true;
+                        hopeless.store(true, Ordering::Relaxed);
+                    }
+                    Ok(_) => {}
+                }
+            }
+            bytes
+        })
+    };
+    // The child is signalled only while it has not been waited for, so its pid is its own.
+    let mut signalled = false;
+    let status = loop {
+        match child.try_wait() {
+            Ok(Some(status)) => break status,
+            Ok(None) => {}
+            Err(e) => panic!("cannot wait for the launcher of {}: {e}", what.display()),
+        }
+        if !signalled && hopeless.load(Ordering::Relaxed) {
+            signalled = true;
+            let pid = rustix::process::Pid::from_raw(child.id() as i32).expect("a child's pid");
+            let _ = rustix::process::kill_process(pid, rustix::process::Signal::TERM);
+        }
+        thread::sleep(Duration::from_millis(20));
+    };
+    let stdout = stdout.join().expect("the stdout reader");
+    let stderr = stderr.join().expect("the stderr reader");
+    let code = status.code();
     // `timeout` says 124 (or 137) when its TERM ended the job; when the job outlived the TERM,
     // the KILL that follows goes to timeout's whole process group, itself included, so it dies
     // of SIGKILL without a code.
-    let killed = std::os::unix::process::ExitStatusExt::signal(&output.status) == Some(9);
+    let killed = std::os::unix::process::ExitStatusExt::signal(&status) == Some(9);
     Job {
         code,
         timed_out: code == Some(124) || code == Some(137) || killed,
-        stdout: String::from_utf8_lossy(&output.stdout).into_owned(),
-        stderr: String::from_utf8_lossy(&output.stderr).into_owned(),
+        stdout: String::from_utf8_lossy(&stdout).into_owned(),
+        stderr: String::from_utf8_lossy(&stderr).into_owned(),
         elapsed: start.elapsed(),
     }
 }
@@ -382,7 +446,27 @@ pub fn unavailable(why: &str) {
 
 #[cfg(test)]
 mod tests {
-    use super::program_lines;
+    use super::{program_lines, run, run_until};
+    use std::path::Path;
+    use std::process::Command;
+
+    fn shell(script: &str) -> Command {
+        let mut c = Command::new("timeout");
+        c.args(["-k", "5", "60", "sh", "-c", script]);
+        c
+    }
+
+    #[test]
+    fn a_job_that_says_it_cannot_succeed_is_stopped_there() {
+        let script = "echo one; echo 'fatal: no way' >&2; sleep 50; echo two";
+        let job = run_until(shell(script), Path::new("sh"), |e| e.contains("no way"));
+        assert!(!job.success(), "{job:#?}");
+        assert_eq!(job.stdout, "one\n", "{job:#?}");
+        assert_eq!(job.stderr, "fatal: no way\n", "{job:#?}");
+        // Without the message, the same job runs to its end.
+        let job = run(shell("echo one; echo note >&2; echo two"), Path::new("sh"));
+        assert!(job.success() && job.stdout == "one\ntwo\n", "{job:#?}");
+    }
 
     #[test]
     fn launcher_reports_are_not_the_programs_lines() {

@@ -21,7 +21,13 @@ impl Cluster {
             for (key, value) in env.iter().chain(extra) {
                 command.env(key, value);
             }
-            mpitest::run(command, Path::new(argv.first().copied().unwrap_or("srun")))
+            // A cut request leaves the ranks waiting in MPI_Init until the time limit:
+            // the attempt ends as soon as slurmstepd has said so.
+            mpitest::run_until(
+                command,
+                Path::new(argv.first().copied().unwrap_or("srun")),
+                pmi1_request_cut,
+            )
         };
         let job = attempt(&[]);
         if !pmi1_line_misread(&job) {
@@ -141,13 +147,13 @@ pub fn slurm_pmi2_library() -> String {
 /// pieces (its messages `value not properly terminated` and `request not begin with
 /// 'cmd='`), rather than for anything the program did.
 pub fn pmi1_line_misread(job: &Job) -> bool {
-    !job.success()
-        && job
-            .stderr
-            .contains("mpi/pmi2: value not properly terminated")
-        && job
-            .stderr
-            .contains("mpi/pmi2: request not begin with 'cmd='")
+    !job.success() && pmi1_request_cut(&job.stderr)
+}
+
+/// Whether `stderr` holds slurmstepd's two messages of a cut PMI-1 request.
+fn pmi1_request_cut(stderr: &str) -> bool {
+    stderr.contains("mpi/pmi2: value not properly terminated")
+        && stderr.contains("mpi/pmi2: request not begin with 'cmd='")
 }
 
 #[cfg(test)]

@@ -355,7 +355,10 @@ mod tests {
         assert_eq!(&rounds[5..], &alone[..]);
         // The limit bounds each part.
         let bounded = suspects.rounds(1);
-        assert_eq!(bounded, vec![vec![suspects.node_pairs[0]], alone[0].clone()]);
+        assert_eq!(
+            bounded,
+            vec![vec![suspects.node_pairs[0]], alone[0].clone()]
+        );
     }
 
     #[test]
