@@ -17,6 +17,10 @@ MPI_MODULE ?=
 # The crates whose tests launch MPI jobs; the rest does not depend on the MPI in use and
 # is tested once, with Open MPI 4.
 MPI_CRATES := -p benchkit -p mpiio -p sqmr -p beffio -p netns -p slurmtest
+# The cargo target folder that the tests' release builds of the whole workspace share
+# (EasyBuild's, in test-packaging; ReFrame's build fixture, in test-openmpi4): the second
+# compiles only xylem's own crates.
+export XYLEM_TEST_RELEASE_TARGET ?= $(CURDIR)/target/test-release
 
 .PHONY: install deps build demo demo-gluster bench-gluster test test-mpi-free test-packaging lint book bench reframe $(addprefix test-,$(MPIS)) $(addprefix build-,$(MPIS))
 

@@ -79,7 +79,8 @@ class xylem_build(rfm.CompileOnlyRegressionTest):
     stage directory (``install/bin``): cargo's release build of the workspace against the
     MPI of the environment's ``cc`` (its ``mpicc``), that MPI's library folders in the
     binaries' RPATH (``scripts/mpi-rpath.sh``), then ``scripts/install.sh``. Nothing is
-    written into the source tree: cargo's target folder is in the stage directory too.'''
+    written into the source tree: cargo's target folder is in the stage directory too,
+    unless ``target_dir`` names another.'''
 
     descr = 'xylem: build from source with the environment\'s MPI'
     valid_systems = ['*']
@@ -89,11 +90,14 @@ class xylem_build(rfm.CompileOnlyRegressionTest):
     build_locally = True
     #: The source tree (a checkout or an unpacked release).
     source_dir = variable(str, value=_CHECKOUT)
+    #: Cargo's target folder; empty: ``target`` in the stage directory. A folder shared by
+    #: several builds compiles the crates of the registry once.
+    target_dir = variable(str, value='')
 
     @run_before('compile')
     def set_commands(self):
         src = shlex.quote(self.source_dir)
-        target = shlex.quote(os.path.join(self.stagedir, 'target'))
+        target = shlex.quote(self.target_dir or os.path.join(self.stagedir, 'target'))
         prefix = shlex.quote(self.prefix_dir())
         cc = shlex.quote(self.current_environ.cc)
         self.build_system.commands = [

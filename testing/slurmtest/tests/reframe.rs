@@ -460,12 +460,14 @@ fn the_build_fixture_builds_xylem_with_the_environments_mpi_and_the_check_runs_i
         return;
     }
     let session = Session::new("xylem-local", mpi, false);
-    let job = run_local_with(
-        &session,
-        mpi,
-        &["-n", "sqmr_built_check"],
-        &[("XYLEM_REFRAME_BUILD", "1")],
-    );
+    // `make test` names a target folder that EasyBuild's release build filled already.
+    let shared = std::env::var("XYLEM_TEST_RELEASE_TARGET").ok();
+    let target = shared.map(|t| format!("xylem_build.target_dir={t}"));
+    let mut args = vec!["-n", "sqmr_built_check"];
+    if let Some(t) = &target {
+        args.extend(["-S", t.as_str()]);
+    }
+    let job = run_local_with(&session, mpi, &args, &[("XYLEM_REFRAME_BUILD", "1")]);
     eprintln!(
         "build fixture and check: {:.0} s",
         job.elapsed.as_secs_f64()
