@@ -41,8 +41,13 @@ pub struct Options {
     pub csv: Option<PathBuf>,
 
     /// Keep the run directory and its files afterwards. 2.1: -keep.
-    #[arg(long)]
+    #[arg(long, overrides_with = "delete")]
     pub keep: bool,
+
+    /// Remove the run directory and its files afterwards, the default: undoes an earlier
+    /// --keep (the later of the two wins). 2.1: -d.
+    #[arg(short = 'd', long, overrides_with = "keep")]
+    pub delete: bool,
 
     /// Memory per MPI process, e.g. `2G` (default: MemTotal / ranks on the node).
     #[arg(long, value_name = "SIZE", value_parser = parse_size,
@@ -92,7 +97,8 @@ pub struct Options {
     #[arg(long)]
     pub drop_cache: bool,
 
-    /// Write `<PREFIX>.sum` (summary) and `<PREFIX>.prot` (protocol, one line per pattern). 2.1: -f.
+    /// Write `<PREFIX>.sum` (summary) and `<PREFIX>.prot` (protocol, one line per pattern);
+    /// earlier files of those names are kept as `<PREFIX>.sum.1`, … (said on stderr). 2.1: -f.
     #[arg(short = 'f', long, value_name = "PREFIX", value_parser = parse_prefix)]
     pub prefix: Option<String>,
 
@@ -105,11 +111,6 @@ pub struct Options {
     /// never opened with MPI_MODE_UNIQUE_OPEN. 2.1: -nounique.
     #[arg(long)]
     pub nounique: bool,
-
-    /// Accepted for 2.1 job scripts (its debug output): every pattern's figures are in the
-    /// protocol (-f) and the JSON. 2.1: -d.
-    #[arg(short = 'd', long)]
-    pub debug: bool,
 
     /// Check the termination criterion after every call, as the 2.1 reference did
     /// (to measure the cost of that protocol).
@@ -541,7 +542,7 @@ mod tests {
         assert!(o.rewrite && o.nounique);
         assert_eq!(o.error_limit(), 5);
         assert_eq!(o.hints_file, Some(PathBuf::from("hints")));
-        assert!(!o.keep && !o.noshared && !o.debug);
+        assert!(!o.keep && !o.noshared && !o.delete);
     }
 
     #[test]
@@ -551,8 +552,11 @@ mod tests {
         assert!(!parse(&[]).unwrap().nounique);
         assert!(parse(&["-rewrite"]).unwrap().rewrite);
         assert!(parse(&["-keep"]).unwrap().keep);
-        assert!(parse(&["-d"]).unwrap().debug);
-        assert!(parse(&["--debug"]).unwrap().debug);
+        assert!(parse(&["-d"]).unwrap().delete);
+        // As in 2.1, -d undoes -keep; the later of the two wins.
+        assert!(!parse(&["-keep", "-d"]).unwrap().keep);
+        assert!(parse(&["-d", "-keep"]).unwrap().keep);
+        assert!(!parse(&["--keep", "--delete"]).unwrap().keep);
         assert_eq!(parse(&["-e", "3"]).unwrap().error_limit(), 3);
         assert_eq!(parse(&["-e", "0"]).unwrap().error_limit(), 0);
         assert_eq!(parse(&["-e7"]).unwrap().error_limit(), 7);

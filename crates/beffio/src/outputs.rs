@@ -3,7 +3,9 @@
 //! standard output.
 //!
 //! Rank 0 reserves every file before the run ([`Outputs::reserve`]), so that a bad path,
-//! an existing file (refused, never overwritten) or a name another live run is writing
+//! an existing `--json` or `--csv` file (refused, never overwritten; an earlier
+//! `PREFIX.sum` or `PREFIX.prot` is kept under a numbered name, as a 2.1 job script that
+//! writes the same names on every run needs) or a name another live run is writing
 //! fails in the first second and not after a 15-minute run; every rank agrees on the
 //! outcome. A reservation left by a killed run is replaced, and said on stderr. After each
 //! partition every file gets a version with the partitions finished so far
@@ -72,7 +74,13 @@ impl Outputs {
         }
         let mut out = Outputs::none();
         for (option, kind, path) in wanted {
-            let file = Reservation::reserve(&path).map_err(|e| {
+            // A 2.1 job script writes the same PREFIX.sum and PREFIX.prot on every run:
+            // the earlier ones are kept under numbered names, not refused.
+            let reserved = match kind {
+                Kind::Sum | Kind::Prot => Reservation::reserve_keeping_earlier(&path),
+                Kind::Json | Kind::Csv => Reservation::reserve(&path),
+            };
+            let file = reserved.map_err(|e| {
                 let code = if e.is_conflict() {
                     Exit::Usage.code()
                 } else {
@@ -82,6 +90,14 @@ impl Outputs {
             })?;
             if let Some(notice) = file.replaced_notice() {
                 outfile::eprintln!("b_eff_io: warning: {option}: {notice}");
+            }
+            if let Some(kept) = file.kept_as() {
+                outfile::eprintln!(
+                    "b_eff_io: note: {option}: the earlier {} is kept as {}; this run writes {}",
+                    path.display(),
+                    kept.display(),
+                    path.display()
+                );
             }
             out.files.push((option, kind, file));
         }
@@ -197,18 +213,42 @@ mod tests {
     }
 
     #[test]
-    fn an_existing_file_refuses_the_run_with_exit_2_and_releases_the_others() {
+    fn an_existing_json_refuses_the_run_with_exit_2_and_releases_the_others() {
         let dir = tempfile::tempdir().unwrap();
-        std::fs::write(dir.path().join("p.prot"), "precious").unwrap();
+        std::fs::write(dir.path().join("r.json"), "precious").unwrap();
         let failure = Outputs::reserve(&options(dir.path())).unwrap_err();
         assert_eq!(failure.code, Exit::Usage.code());
         assert!(
-            failure.message.starts_with("b_eff_io: error: --prefix ")
-                && failure.message.contains("p.prot: the file exists"),
+            failure.message.starts_with("b_eff_io: error: --json ")
+                && failure.message.contains("r.json: the file exists"),
             "{}",
             failure.message
         );
-        assert_eq!(names(dir.path()), ["p.prot"]);
+        assert_eq!(names(dir.path()), ["r.json"]);
+    }
+
+    #[test]
+    fn an_earlier_sum_and_prot_are_kept_numbered_as_a_rerun_of_a_job_script_needs() {
+        let dir = tempfile::tempdir().unwrap();
+        for run in ["first", "second"] {
+            let prefix = dir.path().join("p");
+            let opts = Options::parse_args(["b_eff_io", "-f", prefix.to_str().unwrap()]).unwrap();
+            let outputs = Outputs::reserve(&opts).unwrap();
+            let texts = Texts {
+                sum: format!("{run} sum\n"),
+                prot: format!("{run} prot\n"),
+                ..Texts::default()
+            };
+            assert!(outputs.write(&texts).is_empty());
+        }
+        assert_eq!(
+            names(dir.path()),
+            ["p.prot", "p.prot.1", "p.sum", "p.sum.1"]
+        );
+        let read = |n: &str| std::fs::read_to_string(dir.path().join(n)).unwrap();
+        assert_eq!(read("p.sum"), "second sum\n");
+        assert_eq!(read("p.sum.1"), "first sum\n");
+        assert_eq!(read("p.prot.1"), "first prot\n");
     }
 
     #[test]

@@ -2,6 +2,57 @@
 
 /// The shortest scheduled time of the full partition that can give a valid run (seconds).
 pub const MIN_VALID_TIME_S: f64 = 600.0;
+/// Release 2.1's own shortest scheduled time for a valid run (seconds): what the files in
+/// its layout (`.sum`) say, since its scripts and readers know that rule.
+pub const MIN_VALID_TIME_2_1_S: f64 = 1800.0;
+
+/// Whose rule of the scheduled time decides: xylem's ([`MIN_VALID_TIME_S`], the JSON and
+/// the text output) or release 2.1's ([`MIN_VALID_TIME_2_1_S`], its `.sum` layout). The
+/// other two criteria are the same in both.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Rule {
+    /// xylem's.
+    Xylem,
+    /// Release 2.1's.
+    Release21,
+}
+
+impl Rule {
+    /// The shortest scheduled time of a valid run, in seconds.
+    pub fn min_time_s(self) -> f64 {
+        match self {
+            Rule::Xylem => MIN_VALID_TIME_S,
+            Rule::Release21 => MIN_VALID_TIME_2_1_S,
+        }
+    }
+}
+
+/// The three criteria of a valid run, each met or not.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Criteria {
+    /// The scheduled time reaches the rule's minimum.
+    pub time: bool,
+    /// Type 1 used the shared file pointer.
+    pub shared_pointer: bool,
+    /// No data errors.
+    pub no_errors: bool,
+}
+
+impl Criteria {
+    /// Whether all three are met.
+    pub fn valid(&self) -> bool {
+        self.time && self.shared_pointer && self.no_errors
+    }
+}
+
+/// The criteria of `input` under `rule`.
+pub fn criteria(input: &ValidityInput, rule: Rule) -> Criteria {
+    Criteria {
+        time: input.scheduled_time_s >= rule.min_time_s(),
+        shared_pointer: input.shared_pointer,
+        no_errors: input.data_errors == 0,
+    }
+}
 /// Below this many times the cache bound, an access method is cache-dominated.
 pub const CACHE_FACTOR: f64 = 20.0;
 
@@ -18,17 +69,18 @@ pub struct ValidityInput {
 
 /// The failed criteria, empty for a valid run.
 pub fn invalid_reasons(input: &ValidityInput) -> Vec<String> {
+    let met = criteria(input, Rule::Xylem);
     let mut reasons = Vec::new();
-    if input.scheduled_time_s < MIN_VALID_TIME_S {
+    if !met.time {
         reasons.push(format!(
             "scheduled time T = {} s is below {} s",
             input.scheduled_time_s, MIN_VALID_TIME_S
         ));
     }
-    if !input.shared_pointer {
+    if !met.shared_pointer {
         reasons.push("the shared file pointer was not used (--noshared)".to_string());
     }
-    if input.data_errors > 0 {
+    if !met.no_errors {
         reasons.push(format!("{} data errors on read", input.data_errors));
     }
     reasons
@@ -96,6 +148,23 @@ mod tests {
         assert!(reasons[1].contains("--noshared"));
         assert!(reasons[2].contains("3 data errors"));
         assert!(verdict(&reasons).starts_with("NOT VALID ("));
+    }
+
+    #[test]
+    fn release_2_1_asks_for_thirty_minutes_where_xylem_asks_for_ten() {
+        let input = ValidityInput {
+            scheduled_time_s: 1200.0,
+            shared_pointer: true,
+            data_errors: 0,
+        };
+        assert!(criteria(&input, Rule::Xylem).valid());
+        let c = criteria(&input, Rule::Release21);
+        assert!(!c.valid() && !c.time && c.shared_pointer && c.no_errors);
+        let long = ValidityInput {
+            scheduled_time_s: 1800.0,
+            ..input
+        };
+        assert!(criteria(&long, Rule::Release21).valid());
     }
 
     #[test]

@@ -559,7 +559,8 @@ fn a_2_1_job_script_line_runs_unchanged() {
         "   2 PEs      total-write   ",
         "  bw_pat2= ",
         "NOT VALID for comparison of different systems\n",
-        "  criterion 1: scheduled time 0.2 min >= 10 min -- NOT reached\n",
+        // Release 2.1's own time rule, in the file that claims its layout.
+        "  criterion 1: scheduled time 0.2 min >= 30 min -- NOT reached\n",
         "  criterion 3: error count (0) == 0 -- reached\n",
         ", NOT VALID (see above)\n",
     ] {
@@ -637,6 +638,38 @@ fn a_2_1_job_script_line_runs_unchanged() {
     let data_lines = prot.lines().filter(|l| l.starts_with("n=")).count();
     assert_eq!(data_lines, 3 * 43, "{prot}");
     assert!(prot.contains(" t_op="), "{prot}");
+
+    // The script runs again under the same -f: the earlier files are kept under numbered
+    // names and said on stderr, the new ones take the names the script reads. `-d -keep`:
+    // the later wins, so the run directory stays, and the header says -keep.
+    let mut again: Vec<&str> = args.to_vec();
+    again[5] = "4";
+    again.extend(["-d", "-keep"]);
+    let out = mpirun(2, &again).current_dir(&dir).output().unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{}\n{stderr}", out.status);
+    assert_eq!(
+        mpitest::dir_entries(&dir),
+        ["X.prot", "X.prot.1", "X.sum", "X.sum.1", "data", "hints"]
+    );
+    assert_eq!(std::fs::read_to_string(dir.join("X.sum.1")).unwrap(), sum);
+    assert_eq!(std::fs::read_to_string(dir.join("X.prot.1")).unwrap(), prot);
+    for kept in ["X.sum", "X.prot"] {
+        let note = format!(
+            "b_eff_io: note: --prefix: the earlier {kept} is kept as {kept}.1; this run writes {kept}"
+        );
+        assert!(stderr.contains(&note), "missing {note:?} in\n{stderr}");
+    }
+    let sum = std::fs::read_to_string(dir.join("X.sum")).unwrap();
+    assert!(
+        sum.contains("-N  2 T=4, MT=128 MBytes -i hints, -nounique, -rewrite, -keep\n"),
+        "{sum}"
+    );
+    assert_eq!(
+        mpitest::dir_entries(&data).len(),
+        1,
+        "the run directory stays"
+    );
     std::fs::remove_dir_all(&dir).unwrap();
 }
 

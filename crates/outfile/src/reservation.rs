@@ -48,6 +48,8 @@ pub struct Reservation {
     /// How the last version was made.
     last_write: Written,
     replaced: Option<Holder>,
+    /// Where [`Reservation::reserve_keeping_earlier`] put the file that had the name.
+    kept_as: Option<PathBuf>,
     versions: u64,
     held: bool,
     lease: Option<Lease>,
@@ -64,7 +66,21 @@ impl Reservation {
     /// read: a FIFO, a link, too large, garbage), and [`Error::Io`] when the directory is
     /// missing, not writable or full.
     pub fn reserve(path: impl AsRef<Path>) -> Result<Reservation, Error> {
-        let target = path.as_ref().to_path_buf();
+        Reservation::claim_name(path.as_ref(), false)
+    }
+
+    /// As [`Reservation::reserve`], but a regular file (or a link, not followed) already
+    /// at `path` is kept under the first free name `NAME.1`, `NAME.2`, … (renamed without
+    /// replacing anything, once the reservation is held) instead of refusing the name:
+    /// what a job script that writes the same files on every run expects.
+    /// [`Reservation::kept_as`] says where the earlier file went. A directory or any
+    /// other kind of file at `path` is still [`Error::Exists`].
+    pub fn reserve_keeping_earlier(path: impl AsRef<Path>) -> Result<Reservation, Error> {
+        Reservation::claim_name(path.as_ref(), true)
+    }
+
+    fn claim_name(path: &Path, keep_earlier: bool) -> Result<Reservation, Error> {
+        let target = path.to_path_buf();
         if target == Path::new("-") {
             return Err(Error::Dash);
         }
@@ -80,7 +96,11 @@ impl Reservation {
             _ => PathBuf::from("."),
         };
         let dir = SafeDir::open(&dir_path).map_err(|e| Error::io(&target, "create it", e))?;
-        check_absent(&dir, &name, &target)?;
+        if keep_earlier {
+            check_movable(&dir, &name, &target)?;
+        } else {
+            check_absent(&dir, &name, &target)?;
+        }
         let temp_name = dotted(&name, &format!(".tmp.{}", crate::safedir::random_token()));
         let me = Holder {
             lease_s: Some(LEASE_RENEW_S),
@@ -123,13 +143,24 @@ impl Reservation {
             last_write: Written::default(),
             versions: 0,
             held: true,
+            kept_as: None,
         };
         // From here on, dropping releases.
         reservation.marker_id = marker_id?;
         reservation.lease = Some(Lease::start(file));
+        if keep_earlier {
+            reservation.kept_as =
+                move_aside(&reservation.dir, &reservation.name, &reservation.target)?;
+        }
         // A file may have appeared under the name meanwhile.
         check_absent(&reservation.dir, &reservation.name, &reservation.target)?;
         Ok(reservation)
+    }
+
+    /// Where the file that had the name before this run is now kept
+    /// ([`Reservation::reserve_keeping_earlier`]), if there was one.
+    pub fn kept_as(&self) -> Option<&Path> {
+        self.kept_as.as_deref()
     }
 
     /// The target.
@@ -526,6 +557,57 @@ fn check_absent(dir: &SafeDir, name: &OsStr, target: &Path) -> Result<(), Error>
     }
 }
 
+/// Whether what has the name `name` in `dir` (if anything) may be moved aside: a regular
+/// file or a link.
+fn check_movable(dir: &SafeDir, name: &OsStr, target: &Path) -> Result<(), Error> {
+    match dir.stat(name) {
+        Ok(Some(stat)) => match crate::safedir::file_type(&stat) {
+            rustix::fs::FileType::RegularFile | rustix::fs::FileType::Symlink => Ok(()),
+            _ => Err(Error::Exists {
+                path: target.to_path_buf(),
+                found: found_of(&stat),
+            }),
+        },
+        Ok(None) => Ok(()),
+        Err(e) => Err(Error::io(target, "create it", e)),
+    }
+}
+
+/// The most numbered names tried for the file moved aside.
+const MAX_KEPT: u32 = 100_000;
+
+/// Renames what has the name `name` in `dir` (a regular file or a link) to the first free
+/// `NAME.N`, never replacing anything; `None` when there was nothing.
+fn move_aside(dir: &SafeDir, name: &OsStr, target: &Path) -> Result<Option<PathBuf>, Error> {
+    check_movable(dir, name, target)?;
+    if dir
+        .stat(name)
+        .map_err(|e| Error::io(target, "keep the earlier file", e))?
+        .is_none()
+    {
+        return Ok(None);
+    }
+    for n in 1..=MAX_KEPT {
+        let mut kept = name.to_os_string();
+        kept.push(format!(".{n}"));
+        match dir.rename_noreplace(name, &kept) {
+            Ok(()) => return Ok(Some(target.with_file_name(kept))),
+            Err(e) if e.kind() == ErrorKind::AlreadyExists => continue,
+            // Gone meanwhile: nothing to keep.
+            Err(e) if e.kind() == ErrorKind::NotFound => return Ok(None),
+            Err(e) => return Err(Error::io(target, "keep the earlier file", e)),
+        }
+    }
+    Err(Error::io(
+        target,
+        "keep the earlier file",
+        io::Error::new(
+            ErrorKind::AlreadyExists,
+            format!("the names .1 to .{MAX_KEPT} are all taken"),
+        ),
+    ))
+}
+
 /// What has the name `name` in `dir` (a regular file when it cannot be told).
 fn found(dir: &SafeDir, name: &OsStr) -> Found {
     match dir.stat(name) {
@@ -707,6 +789,61 @@ mod tests {
         assert_eq!(common_prefix(&a, &a[..5000]), 5000);
         assert_eq!(common_prefix(&a, &a), 10_000);
         assert_eq!(common_prefix(b"", &a), 0);
+    }
+
+    #[test]
+    fn an_earlier_file_is_kept_numbered_and_never_replaced() {
+        let tmp = tempfile::tempdir().unwrap();
+        let path = tmp.path().join("b.sum");
+        fs::write(&path, "first run").unwrap();
+        fs::write(tmp.path().join("b.sum.1"), "kept by hand").unwrap();
+        let mut r = Reservation::reserve_keeping_earlier(&path).unwrap();
+        assert_eq!(r.kept_as(), Some(tmp.path().join("b.sum.2").as_path()));
+        r.write(b"second run").unwrap();
+        r.release().unwrap();
+        assert_eq!(fs::read_to_string(&path).unwrap(), "second run");
+        assert_eq!(
+            fs::read_to_string(tmp.path().join("b.sum.1")).unwrap(),
+            "kept by hand"
+        );
+        assert_eq!(
+            fs::read_to_string(tmp.path().join("b.sum.2")).unwrap(),
+            "first run"
+        );
+        assert_eq!(names(tmp.path()), ["b.sum", "b.sum.1", "b.sum.2"]);
+        // Nothing there: nothing kept. The plain reservation still refuses a file.
+        let fresh = tmp.path().join("c.sum");
+        assert_eq!(
+            Reservation::reserve_keeping_earlier(&fresh)
+                .unwrap()
+                .kept_as(),
+            None
+        );
+        assert!(Reservation::reserve(&path).unwrap_err().is_conflict());
+    }
+
+    #[test]
+    fn a_link_is_kept_as_a_link_and_a_directory_is_refused() {
+        let tmp = tempfile::tempdir().unwrap();
+        let victim = tmp.path().join("victim");
+        fs::write(&victim, "not ours").unwrap();
+        let path = tmp.path().join("b.prot");
+        std::os::unix::fs::symlink(&victim, &path).unwrap();
+        let mut r = Reservation::reserve_keeping_earlier(&path).unwrap();
+        r.write(b"ours").unwrap();
+        r.release().unwrap();
+        assert_eq!(fs::read_to_string(&victim).unwrap(), "not ours");
+        let kept = tmp.path().join("b.prot.1");
+        assert!(fs::symlink_metadata(&kept)
+            .unwrap()
+            .file_type()
+            .is_symlink());
+        assert_eq!(fs::read_to_string(&path).unwrap(), "ours");
+        let dir = tmp.path().join("d.sum");
+        fs::create_dir(&dir).unwrap();
+        let e = Reservation::reserve_keeping_earlier(&dir).unwrap_err();
+        assert!(e.is_conflict(), "{e}");
+        assert_eq!(names(tmp.path()), ["b.prot", "b.prot.1", "d.sum", "victim"]);
     }
 
     #[test]

@@ -48,8 +48,8 @@ pub struct RunInfo {
     pub nounique: bool,
     /// `-rewrite` was given (accepted; rewrite always runs).
     pub rewrite: bool,
-    /// `-d` was given (accepted).
-    pub debug: bool,
+    /// `--keep` (2.1: `-keep`, not undone by a later `-d`): the run directory stays.
+    pub keep: bool,
     /// `-e`: data errors named per pattern and rank, when given.
     pub error_messages: Option<usize>,
     /// `--hint`s and the `-i` hints file.

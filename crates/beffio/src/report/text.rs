@@ -64,9 +64,8 @@ pub fn header(info: &RunInfo) -> String {
                 .into(),
         );
     }
-    if info.debug {
-        flags
-            .push("-d (accepted: every pattern's figures are in the protocol and the JSON)".into());
+    if info.keep {
+        flags.push("--keep (the run directory and its files stay)".into());
     }
     if let Some(e) = info.error_messages {
         flags.push(format!("-e {e} (data errors named per pattern and rank)"));
@@ -197,6 +196,16 @@ pub fn partition_figures(p: &PartitionResult) -> String {
     out
 }
 
+/// The run's final line ([`final_line`]): the partition with the largest paper figure,
+/// beside it the 2.1 figure that release 2.1 would print for the same measurements (the
+/// largest over the partitions, as the `.sum` file's last line); `None` without
+/// partitions.
+pub fn headline(info: &RunInfo, results: &[PartitionResult], verdict: &str) -> Option<String> {
+    let (best, _) = crate::figures::system_best(results)?;
+    let (_, figure_2_1) = crate::figures::system_best_2_1(results)?;
+    Some(final_line(info, &results[best], figure_2_1, verdict))
+}
+
 /// The final line: `b_eff_io = X MB/s on N processes with M MB/PE, scheduled time T min`,
 /// the 2.1 figure beside it and the verdict.
 pub fn final_line(
@@ -274,7 +283,7 @@ mod tests {
         i.machine_memory = Some(8192 * MB);
         i.rewrite = true;
         i.nounique = true;
-        i.debug = true;
+        i.keep = true;
         i.error_messages = Some(5);
         i.hints = Hints {
             global: vec![("cb_buffer_size".into(), "1048576".into())],
@@ -295,7 +304,7 @@ mod tests {
             "                    line 2: all write scatter on_open romio_cb_write enable\n",
             "-rewrite (accepted: rewrite always runs)",
             "-nounique (accepted: the files still get a fresh run directory",
-            "-d (accepted",
+            "--keep (the run directory and its files stay)",
             "-e 5 (data errors named per pattern and rank)",
         ] {
             assert!(h.contains(needle), "missing {needle} in\n{h}");

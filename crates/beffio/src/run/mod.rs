@@ -9,7 +9,6 @@ pub mod progress;
 pub mod quiet;
 pub mod rundir;
 
-use crate::figures::b_eff_io_2_1;
 use crate::hints::{parse_hints_file, Hints};
 use crate::options::{MemorySetting, Options, Sabotage};
 use crate::outputs::Outputs;
@@ -307,7 +306,7 @@ fn run_checked(
         machine_memory: opts.machine_memory(),
         nounique: opts.nounique,
         rewrite: opts.rewrite,
-        debug: opts.debug,
+        keep: opts.keep,
         error_messages: opts.error_messages,
         hints: hints.clone(),
         prefix: opts.prefix.clone(),
@@ -737,15 +736,9 @@ fn report_all(
         summary.push_str(&report::text::partition_figures(p));
         summary.push_str(&report::text::hints_block(p));
     }
-    let best = crate::figures::system_best(results).map(|(i, _)| &results[i]);
-    if let Some(best) = best {
+    if let Some(line) = report::text::headline(info, results, &verdict(&reasons)) {
         summary.push('\n');
-        summary.push_str(&report::text::final_line(
-            info,
-            best,
-            b_eff_io_2_1(best),
-            &verdict(&reasons),
-        ));
+        summary.push_str(&line);
     }
     let printed = outfile::stdout::write(&summary);
     let mut code = 0;
