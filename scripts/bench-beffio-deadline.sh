@@ -40,7 +40,7 @@ run() {
   done
   t0=$(date +%s.%N)
   mpirun -n 4 --oversubscribe --bind-to none "$binary" -MB 64 -T "$T" -N 4 -p "$scratch" \
-    > "$out/beffio-deadline-$variant-$i.txt" 2>&1 || code=$?
+    -f "$scratch/b_eff_io" > "$out/beffio-deadline-$variant-$i.txt" 2>&1 || code=$?
   t1=$(date +%s.%N)
   stop_hogs
   if ((code != 0)); then

@@ -97,7 +97,8 @@ pub struct Options {
     #[arg(long)]
     pub drop_cache: bool,
 
-    /// Write `<PREFIX>.sum` (summary) and `<PREFIX>.prot` (protocol, one line per pattern);
+    /// Write `<PREFIX>.sum` (summary) and `<PREFIX>.prot` (protocol, one line per pattern)
+    /// [default: b_eff_io, as 2.1; b_eff_io.<pid> while another live run writes those];
     /// earlier files of those names are kept as `<PREFIX>.sum.1`, … (said on stderr). 2.1: -f.
     #[arg(short = 'f', long, value_name = "PREFIX", value_parser = parse_prefix)]
     pub prefix: Option<String>,

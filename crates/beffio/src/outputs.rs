@@ -47,7 +47,11 @@ enum Kind {
 #[derive(Debug, Default)]
 pub struct Outputs {
     files: Vec<(&'static str, Kind, Reservation)>,
+    summary_prefix: Option<String>,
 }
+
+/// The prefix of the `.sum` and `.prot` files without `-f`, as in 2.1.
+pub const DEFAULT_PREFIX: &str = "b_eff_io";
 
 impl Outputs {
     /// No output files (ranks other than 0, or no options for them).
@@ -61,47 +65,104 @@ impl Outputs {
     /// (2, [`Exit::Usage`], for a name that exists or is taken, 1 for an I/O error) and
     /// the message.
     pub fn reserve(opts: &Options) -> Result<Outputs, benchkit::Failure> {
-        let mut wanted: Vec<(&'static str, Kind, PathBuf)> = Vec::new();
+        let mut out = Outputs::none();
         if let Some(p) = &opts.json {
-            wanted.push(("--json", Kind::Json, p.clone()));
+            out.reserve_one("--json", Kind::Json, p.clone())?;
         }
         if let Some(p) = &opts.csv {
-            wanted.push(("--csv", Kind::Csv, p.clone()));
+            out.reserve_one("--csv", Kind::Csv, p.clone())?;
         }
-        if let Some(p) = &opts.prefix {
-            wanted.push(("--prefix", Kind::Sum, PathBuf::from(format!("{p}.sum"))));
-            wanted.push(("--prefix", Kind::Prot, PathBuf::from(format!("{p}.prot"))));
-        }
-        let mut out = Outputs::none();
-        for (option, kind, path) in wanted {
-            // A 2.1 job script writes the same PREFIX.sum and PREFIX.prot on every run:
-            // the earlier ones are kept under numbered names, not refused.
-            let reserved = match kind {
-                Kind::Sum | Kind::Prot => Reservation::reserve_keeping_earlier(&path),
-                Kind::Json | Kind::Csv => Reservation::reserve(&path),
-            };
-            let file = reserved.map_err(|e| {
-                let code = if e.is_conflict() {
-                    Exit::Usage.code()
-                } else {
-                    Exit::Failure.code()
-                };
-                benchkit::Failure::new(code, format!("b_eff_io: error: {option} {e}"))
-            })?;
-            if let Some(notice) = file.replaced_notice() {
-                outfile::eprintln!("b_eff_io: warning: {option}: {notice}");
-            }
-            if let Some(kept) = file.kept_as() {
-                outfile::eprintln!(
-                    "b_eff_io: note: {option}: the earlier {} is kept as {}; this run writes {}",
-                    path.display(),
-                    kept.display(),
-                    path.display()
-                );
-            }
-            out.files.push((option, kind, file));
+        match &opts.prefix {
+            Some(prefix) => out.reserve_summary("--prefix", prefix)?,
+            // 2.1 writes b_eff_io.sum and .prot where it runs.
+            None => out.reserve_summary_or_own("--prefix (default b_eff_io)", DEFAULT_PREFIX)?,
         }
         Ok(out)
+    }
+
+    /// [`Outputs::reserve_summary`] for a prefix the user did not choose: when its names
+    /// are taken (another live run writes them: a second job started in the same folder),
+    /// `PREFIX.<pid>` instead of refusing to run, said on stderr.
+    fn reserve_summary_or_own(
+        &mut self,
+        option: &'static str,
+        prefix: &str,
+    ) -> Result<(), benchkit::Failure> {
+        match self.reserve_summary(option, prefix) {
+            Err(held) if held.code == Exit::Usage.code() => {
+                let own = format!("{prefix}.{}", std::process::id());
+                self.reserve_summary(option, &own)?;
+                outfile::eprintln!(
+                    "b_eff_io: note: {} (this run writes {own}.sum and {own}.prot)",
+                    held.message.trim_start_matches("b_eff_io: error: ")
+                );
+                Ok(())
+            }
+            other => other,
+        }
+    }
+
+    /// Reserves `PREFIX.sum` and `PREFIX.prot` (both or neither), keeping earlier files of
+    /// those names under numbered names.
+    fn reserve_summary(
+        &mut self,
+        option: &'static str,
+        prefix: &str,
+    ) -> Result<(), benchkit::Failure> {
+        let sum = self.reserve_one(option, Kind::Sum, PathBuf::from(format!("{prefix}.sum")));
+        let both = sum.and_then(|()| {
+            self.reserve_one(option, Kind::Prot, PathBuf::from(format!("{prefix}.prot")))
+        });
+        if both.is_err() {
+            self.files
+                .retain(|(_, kind, _)| !matches!(kind, Kind::Sum | Kind::Prot));
+        } else {
+            self.summary_prefix = Some(prefix.to_string());
+        }
+        both
+    }
+
+    /// Reserves one file for `option`; says on stderr what was replaced or kept.
+    fn reserve_one(
+        &mut self,
+        option: &'static str,
+        kind: Kind,
+        path: PathBuf,
+    ) -> Result<(), benchkit::Failure> {
+        // A 2.1 job script writes the same PREFIX.sum and PREFIX.prot on every run: the
+        // earlier ones are kept under numbered names, not refused.
+        let reserved = match kind {
+            Kind::Sum | Kind::Prot => Reservation::reserve_keeping_earlier(&path),
+            Kind::Json | Kind::Csv => Reservation::reserve(&path),
+        };
+        let file = reserved.map_err(|e| {
+            let code = if e.is_conflict() {
+                Exit::Usage.code()
+            } else {
+                Exit::Failure.code()
+            };
+            benchkit::Failure::new(code, format!("b_eff_io: error: {option} {e}"))
+        })?;
+        if let Some(notice) = file.replaced_notice() {
+            outfile::eprintln!("b_eff_io: warning: {option}: {notice}");
+        }
+        if let Some(kept) = file.kept_as() {
+            outfile::eprintln!(
+                "b_eff_io: note: {option}: the earlier {} is kept as {}; this run writes {}",
+                path.display(),
+                kept.display(),
+                path.display()
+            );
+        }
+        self.files.push((option, kind, file));
+        Ok(())
+    }
+
+    /// The prefix of the `.sum` and `.prot` files this run writes (`-f`, or the default
+    /// `b_eff_io`, or that with the process id when another live run holds the default);
+    /// `None` on ranks other than 0.
+    pub fn summary_prefix(&self) -> Option<&str> {
+        self.summary_prefix.as_deref()
     }
 
     /// Whether any file is reserved.
@@ -249,6 +310,41 @@ mod tests {
         assert_eq!(read("p.sum"), "second sum\n");
         assert_eq!(read("p.sum.1"), "first sum\n");
         assert_eq!(read("p.prot.1"), "first prot\n");
+    }
+
+    #[test]
+    fn a_default_prefix_held_by_a_live_run_gives_way_to_one_of_this_run() {
+        let dir = tempfile::tempdir().unwrap();
+        let prefix = dir.path().join("b_eff_io");
+        let prefix = prefix.to_str().unwrap();
+        let other = Reservation::reserve(format!("{prefix}.prot")).unwrap();
+        let mut out = Outputs::none();
+        out.reserve_summary_or_own("--prefix (default b_eff_io)", prefix)
+            .unwrap();
+        let own = format!("{prefix}.{}", std::process::id());
+        assert_eq!(out.summary_prefix(), Some(own.as_str()));
+        let texts = Texts {
+            sum: "sum\n".into(),
+            prot: "prot\n".into(),
+            ..Texts::default()
+        };
+        assert!(out.write(&texts).is_empty());
+        other.release().unwrap();
+        let pid = std::process::id();
+        assert_eq!(
+            names(dir.path()),
+            [
+                format!("b_eff_io.{pid}.prot"),
+                format!("b_eff_io.{pid}.sum")
+            ]
+        );
+        // A prefix the user chose is never swapped for another.
+        let other = Reservation::reserve(format!("{prefix}.sum")).unwrap();
+        let mut out = Outputs::none();
+        let failure = out.reserve_summary("--prefix", prefix).unwrap_err();
+        assert_eq!(failure.code, Exit::Usage.code());
+        assert!(out.is_empty() && out.summary_prefix().is_none());
+        drop(other);
     }
 
     #[test]

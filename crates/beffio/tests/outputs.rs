@@ -322,6 +322,9 @@ fn stdout_on_a_full_device_stops_every_rank_with_one_line() {
 #[test]
 fn a_closed_stdout_pipe_stops_every_rank_quietly() {
     let path = scratch("pipe-path");
+    // The .sum and .prot in a folder of their own: no earlier ones to keep and say so.
+    let out = scratch("pipe-out");
+    let prefix = out.join("b_eff_io");
     let job = wrapped(
         2,
         TO_CLOSED_PIPE,
@@ -332,6 +335,8 @@ fn a_closed_stdout_pipe_stops_every_rank_quietly() {
             path.to_str().unwrap(),
             "--memory-per-process",
             "256M",
+            "-f",
+            prefix.to_str().unwrap(),
         ],
     );
     assert_eq!(job.code, Some(141), "{job:#?}");
@@ -342,6 +347,7 @@ fn a_closed_stdout_pipe_stops_every_rank_quietly() {
     );
     assert!(mpitest::dir_entries(&path).is_empty());
     std::fs::remove_dir_all(&path).unwrap();
+    std::fs::remove_dir_all(&out).unwrap();
 }
 
 #[test]

@@ -254,8 +254,39 @@ pub fn command(
             .env("OMPI_ALLOW_RUN_AS_ROOT", "1")
             .env("OMPI_ALLOW_RUN_AS_ROOT_CONFIRM", "1");
     }
-    command.arg(ranks.to_string()).arg(exe).args(args);
     command
+        .arg(ranks.to_string())
+        .arg(exe)
+        .args(args)
+        .current_dir(jobs_dir());
+    command
+}
+
+/// The working directory of the tests' MPI jobs (a caller may set another on the command):
+/// b_eff_io without `-f` writes `b_eff_io.sum` and `b_eff_io.prot` where it runs, as 2.1
+/// does, and those belong neither in the checkout nor in a folder a test lists. A folder
+/// of this user's in the temporary directory, made on first use; anything else at its
+/// name (a link, another user's folder) stops the test.
+pub fn jobs_dir() -> PathBuf {
+    let uid = std::fs::metadata("/proc/self").map_or(0, |m| {
+        use std::os::unix::fs::MetadataExt;
+        m.uid()
+    });
+    let dir = std::env::temp_dir().join(format!("xylem-test-jobs-{uid}"));
+    match std::fs::create_dir(&dir) {
+        Ok(()) => {}
+        Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => {}
+        Err(e) => panic!("cannot make the jobs' folder {}: {e}", dir.display()),
+    }
+    let meta = std::fs::symlink_metadata(&dir)
+        .unwrap_or_else(|e| panic!("cannot inspect {}: {e}", dir.display()));
+    use std::os::unix::fs::MetadataExt;
+    assert!(
+        meta.is_dir() && meta.uid() == uid,
+        "{} is not a folder of this user's (uid {uid}): {meta:?}",
+        dir.display()
+    );
+    dir
 }
 
 /// Runs a prepared command (the caller holds the [`JobLock`] and has put the time limit

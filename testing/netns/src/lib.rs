@@ -147,14 +147,12 @@ fn stop_host_namespaces<S: AsRef<str>>(hosts: &[S]) {
 }
 
 /// A command that runs `argv` on `host`, whose namespaces the process `holder` holds: in
-/// its network and mount namespaces, with its host name, in this process's working
-/// directory.
+/// its network and mount namespaces, with its host name, in the tests' jobs folder
+/// ([`mpitest::jobs_dir`]).
 fn host_command<S: AsRef<std::ffi::OsStr>>(holder: u32, host: &str, argv: &[S]) -> Command {
     let mut command = Command::new("nsenter");
     command.args(["-t", &holder.to_string(), "--mount", "--net"]);
-    if let Ok(cwd) = std::env::current_dir() {
-        command.arg(format!("--wd={}", cwd.display()));
-    }
+    command.arg(format!("--wd={}", mpitest::jobs_dir().display()));
     command
         .args(["unshare", "--uts", "sh", "-c"])
         .arg(format!("hostname {host}; exec \"$@\""))

@@ -222,6 +222,15 @@ fn b_eff_io_on_two_nodes_four_tasks_two_partitions_and_cleans_up() {
         Vec::<String>::new(),
         "files left behind"
     );
+    // Without -f, 2.1's b_eff_io.sum and .prot where the job ran (srun's working folder).
+    let sum = std::fs::read_to_string(cluster.dir().join("b_eff_io.sum"))
+        .unwrap_or_else(|e| panic!("no b_eff_io.sum where the job ran: {e}\n{job:#?}"));
+    assert!(sum.contains("PREFIX=b_eff_io\n"), "{sum}");
+    assert!(
+        sum.contains("Summary of file I/O bandwidth accumulated on   4 processes"),
+        "{sum}"
+    );
+    assert!(cluster.dir().join("b_eff_io.prot").is_file());
     let doc: serde_json::Value = mpitest::read_document(&json);
     assert_eq!(doc["processes"], 4, "{doc}");
     // The batch job and its two nodes are recorded.

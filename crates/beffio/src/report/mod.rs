@@ -54,7 +54,8 @@ pub struct RunInfo {
     pub error_messages: Option<usize>,
     /// `--hint`s and the `-i` hints file.
     pub hints: Hints,
-    /// `-f/--prefix`, as given.
+    /// The prefix of the `.sum` and `.prot` files: `-f/--prefix` as given, or the default
+    /// (`b_eff_io`, with the process id when another live run held it).
     pub prefix: Option<String>,
     /// The operating system of rank 0 (2.1's header and plot title).
     pub system: v21::System,

@@ -330,6 +330,10 @@ fn run_checked(
         Ok(outputs) => outputs,
         Err(agreed) => return Ok(agreed.code),
     };
+    // The files' header names the prefix they were written under (rank 0's).
+    if let Some(prefix) = outputs.summary_prefix() {
+        info.prefix = Some(prefix.to_string());
+    }
     // What is measured is kept: rank 0 writes the finished partitions and the patterns of
     // the current one after each pattern and partition (`"complete": false` until the
     // end), at a stall (on the watchdog's thread) and when the run stops on an error or a
