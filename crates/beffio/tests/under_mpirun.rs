@@ -501,9 +501,10 @@ fn reports_hints_known() -> bool {
     )
 }
 
-/// A line of a 2.1 job script runs unchanged (T shortened): `-MB` with `-MT`, the
-/// protocol prefix `-f X` and the hints file `-i hints` relative to the working directory,
-/// `-rewrite`, `-nounique`, `-e`.
+/// A line of a 2.1 job script runs unchanged (T shortened), twice, as a script run again
+/// would: `-MB` with `-MT`, the hints file `-i hints` relative to the working directory,
+/// `-rewrite`, `-nounique`, `-e`, no `-f`: `b_eff_io.sum` and `b_eff_io.prot` where it
+/// runs, read by 2.1's `beffio_eps` text stages after each run.
 #[test]
 fn a_2_1_job_script_line_runs_unchanged() {
     let _lock = mpitest::JobLock::acquire();
@@ -528,8 +529,6 @@ fn a_2_1_job_script_line_runs_unchanged() {
         "2",
         "-p",
         data.to_str().unwrap(),
-        "-f",
-        "X",
         "-rewrite",
         "-nounique",
         "-e",
@@ -545,16 +544,16 @@ fn a_2_1_job_script_line_runs_unchanged() {
     // directory gone.
     assert_eq!(
         mpitest::dir_entries(&dir),
-        ["X.prot", "X.sum", "data", "hints"]
+        ["b_eff_io.prot", "b_eff_io.sum", "data", "hints"]
     );
     assert!(mpitest::dir_entries(&data).is_empty());
     assert_eq!(std::fs::read_to_string(dir.join("hints")).unwrap(), hints);
-    let sum = std::fs::read_to_string(dir.join("X.sum")).unwrap();
+    let sum = std::fs::read_to_string(dir.join("b_eff_io.sum")).unwrap();
     for needle in [
         "MEMORY_PER_PROCESSOR =   64 MBytes",
         "Maximum chunk size   =    2.000 MBytes\n",
         "-N  2 T=10, MT=128 MBytes -i hints, -nounique, -rewrite\n",
-        "PREFIX=X\n",
+        "PREFIX=b_eff_io\n",
         "Summary of file I/O bandwidth accumulated on   2 processes with   64 MByte/PE\n",
         "   2 PEs      total-write   ",
         "  bw_pat2= ",
@@ -566,7 +565,7 @@ fn a_2_1_job_script_line_runs_unchanged() {
     ] {
         assert!(sum.contains(needle), "missing {needle:?} in\n{sum}");
     }
-    check_sum_with_2_1_rules(&dir.join("X.sum"), &[2]);
+    check_sum_with_2_1_rules(&dir.join("b_eff_io.sum"), &[2]);
     for text in [&*stdout] {
         for needle in [
             "memory/process    64 MB (67108864 bytes)",
@@ -605,7 +604,7 @@ fn a_2_1_job_script_line_runs_unchanged() {
             );
         }
     }
-    let prot = std::fs::read_to_string(dir.join("X.prot")).unwrap();
+    let prot = std::fs::read_to_string(dir.join("b_eff_io.prot")).unwrap();
     assert!(prot.contains(
         "\n# memory: the job's 2 processes × 64 MB = 128 MB are 100.0 % of the machine's 128 MB (-MT)\n"
     ), "{prot}");
@@ -639,7 +638,7 @@ fn a_2_1_job_script_line_runs_unchanged() {
     assert_eq!(data_lines, 3 * 43, "{prot}");
     assert!(prot.contains(" t_op="), "{prot}");
 
-    // The script runs again under the same -f: the earlier files are kept under numbered
+    // The script runs again: the earlier files are kept under numbered
     // names and said on stderr, the new ones take the names the script reads. `-d -keep`:
     // the later wins, so the run directory stays, and the header says -keep.
     let mut again: Vec<&str> = args.to_vec();
@@ -650,17 +649,30 @@ fn a_2_1_job_script_line_runs_unchanged() {
     assert!(out.status.success(), "{}\n{stderr}", out.status);
     assert_eq!(
         mpitest::dir_entries(&dir),
-        ["X.prot", "X.prot.1", "X.sum", "X.sum.1", "data", "hints"]
+        [
+            "b_eff_io.prot",
+            "b_eff_io.prot.1",
+            "b_eff_io.sum",
+            "b_eff_io.sum.1",
+            "data",
+            "hints"
+        ]
     );
-    assert_eq!(std::fs::read_to_string(dir.join("X.sum.1")).unwrap(), sum);
-    assert_eq!(std::fs::read_to_string(dir.join("X.prot.1")).unwrap(), prot);
-    for kept in ["X.sum", "X.prot"] {
+    assert_eq!(
+        std::fs::read_to_string(dir.join("b_eff_io.sum.1")).unwrap(),
+        sum
+    );
+    assert_eq!(
+        std::fs::read_to_string(dir.join("b_eff_io.prot.1")).unwrap(),
+        prot
+    );
+    for kept in ["b_eff_io.sum", "b_eff_io.prot"] {
         let note = format!(
-            "b_eff_io: note: --prefix: the earlier {kept} is kept as {kept}.1; this run writes {kept}"
+            "b_eff_io: note: --prefix (default b_eff_io): the earlier {kept} is kept as {kept}.1; this run writes {kept}"
         );
         assert!(stderr.contains(&note), "missing {note:?} in\n{stderr}");
     }
-    let sum = std::fs::read_to_string(dir.join("X.sum")).unwrap();
+    let sum = std::fs::read_to_string(dir.join("b_eff_io.sum")).unwrap();
     assert!(
         sum.contains("-N  2 T=4, MT=128 MBytes -i hints, -nounique, -rewrite, -keep\n"),
         "{sum}"
