@@ -260,14 +260,18 @@ fn read_verbs(dir: &Path, name: &str) -> VerbsDevice {
 }
 
 /// The kind of a verbs device from its `node_type`, driver, name and ports' link
-/// layers: `4: RNIC` is iWARP, `5`/`6` usNIC; a `1: CA` is RoCE when a port's link layer is
-/// Ethernet, else Omni-Path when driven by `hfi1`, else InfiniBand (`qib` included).
+/// layers: the `efa` driver (or an `efa_N` name) is EFA whatever its node type; `4: RNIC`
+/// is iWARP, `5`/`6` usNIC; a `1: CA` is RoCE when a port's link layer is Ethernet, else
+/// Omni-Path when driven by `hfi1`, else InfiniBand (`qib` included).
 pub fn verbs_kind(
     node_type: Option<&str>,
     driver: Option<&str>,
     name: &str,
     ports: &[VerbsPort],
 ) -> VerbsKind {
+    if driver == Some("efa") || name.starts_with("efa_") {
+        return VerbsKind::Efa;
+    }
     let number = node_type
         .and_then(|t| t.split(':').next())
         .and_then(|n| n.trim().parse::<u32>().ok());

@@ -5,13 +5,13 @@ use thiserror::Error;
 
 /// The accepted human names, for error messages.
 pub const ACCEPTED_NETWORKS: &str =
-    "a human name (ib, infiniband, roce, iwarp, eth, ethernet, usnic, opa, omnipath), \
+    "a human name (ib, infiniband, roce, iwarp, eth, ethernet, usnic, opa, omnipath, efa), \
 an interface or device name with an optional port (eth0, mlx5_0, mlx5_0:1), \
 or a CIDR (10.20.0.0/16, fd00:30::/64)";
 
 /// The accepted qualifiers, for error messages.
 pub const ACCEPTED_QUALIFIERS: &str =
-    "tcp, ucx (alias yalla), ofi, verbs (aliases openib, btl), mtl, usnic, psm2, psm";
+    "tcp, ucx (alias yalla), ofi, verbs (aliases openib, btl), mtl, usnic, psm2, psm, efa";
 
 /// A malformed `--enable`/`--disable` list. Positions count items from 1.
 #[derive(Debug, Clone, PartialEq, Eq, Error)]

@@ -56,6 +56,9 @@ pub enum HumanName {
     Usnic,
     /// Intel/Cornelis Omni-Path (`opa`, `omnipath`, `omni-path`).
     OmniPath,
+    /// AWS Elastic Fabric Adapter (`efa`): `efa_N` devices, driven by libfabric's `efa`
+    /// provider only.
+    Efa,
 }
 
 /// Every accepted spelling of a human name, with what it means.
@@ -70,6 +73,7 @@ pub const HUMAN_NAMES: &[(&str, HumanName)] = &[
     ("opa", HumanName::OmniPath),
     ("omnipath", HumanName::OmniPath),
     ("omni-path", HumanName::OmniPath),
+    ("efa", HumanName::Efa),
 ];
 
 impl HumanName {
@@ -82,6 +86,7 @@ impl HumanName {
             HumanName::Ethernet => "eth",
             HumanName::Usnic => "usnic",
             HumanName::OmniPath => "opa",
+            HumanName::Efa => "efa",
         }
     }
 
@@ -120,6 +125,8 @@ pub enum Qualifier {
     Psm2,
     /// TrueScale PSM (Open MPI 4's psm MTL) for `qib` InfiniBand HCAs.
     Psm,
+    /// AWS EFA through libfabric's `efa` provider.
+    Efa,
 }
 
 /// Every accepted spelling of a qualifier.
@@ -135,6 +142,7 @@ pub const QUALIFIERS: &[(&str, Qualifier)] = &[
     ("usnic", Qualifier::Usnic),
     ("psm2", Qualifier::Psm2),
     ("psm", Qualifier::Psm),
+    ("efa", Qualifier::Efa),
 ];
 
 impl Qualifier {
@@ -149,6 +157,7 @@ impl Qualifier {
             Qualifier::Usnic => "usnic",
             Qualifier::Psm2 => "psm2",
             Qualifier::Psm => "psm",
+            Qualifier::Efa => "efa",
         }
     }
 

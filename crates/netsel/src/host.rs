@@ -97,6 +97,10 @@ pub enum VerbsKind {
     /// TrueScale, is InfiniBand: its link layer says so; only its path differs, see
     /// [`is_truescale`].)
     OmniPath,
+    /// An AWS Elastic Fabric Adapter (driver `efa`, devices `efa_N`): node type `7:
+    /// unspecified`, link layer `Unknown`, no netdev; libfabric's `efa` provider drives
+    /// it, UCX does not.
+    Efa,
     /// Anything else.
     Other,
 }
@@ -109,6 +113,7 @@ impl fmt::Display for VerbsKind {
             VerbsKind::Iwarp => "iwarp",
             VerbsKind::Usnic => "usnic",
             VerbsKind::OmniPath => "omnipath",
+            VerbsKind::Efa => "efa",
             VerbsKind::Other => "other",
         })
     }

@@ -31,6 +31,8 @@ pub enum Provider {
     Usnic,
     /// `psm2` (Omni-Path).
     Psm2,
+    /// `efa` (AWS Elastic Fabric Adapter).
+    Efa,
 }
 
 impl Provider {
@@ -41,6 +43,7 @@ impl Provider {
             Provider::Verbs => "verbs;ofi_rxm",
             Provider::Usnic => "usnic",
             Provider::Psm2 => "psm2",
+            Provider::Efa => "efa",
         }
     }
 
@@ -48,6 +51,7 @@ impl Provider {
         match kind {
             VerbsKind::Usnic => Provider::Usnic,
             VerbsKind::OmniPath => Provider::Psm2,
+            VerbsKind::Efa => Provider::Efa,
             _ => Provider::Verbs,
         }
     }
@@ -162,6 +166,7 @@ fn qualifier_path(flavour: Flavour, q: Qualifier, t: &Target) -> Result<Path, St
                 p => Path::Ofi(p),
             }),
             Qualifier::Ofi => Ok(Path::Ofi(t.provider())),
+            Qualifier::Efa => Ok(Path::Ofi(Provider::Efa)),
         },
         Flavour::Mpich {
             device: MpichDevice::Ch4Ucx,
@@ -169,6 +174,9 @@ fn qualifier_path(flavour: Flavour, q: Qualifier, t: &Target) -> Result<Path, St
             Qualifier::Tcp => Ok(Path::UcxTcp),
             Qualifier::Ucx => Ok(Path::Ucx),
             Qualifier::Verbs => Ok(Path::UcxVerbs),
+            Qualifier::Efa => unsupported(
+                "UCX does not drive EFA; an MPICH built with ch4:ofi, Open MPI or Intel MPI does",
+            ),
             _ => unsupported("this MPICH is built with the ch4:ucx device"),
         },
         Flavour::Mpich {
@@ -178,6 +186,7 @@ fn qualifier_path(flavour: Flavour, q: Qualifier, t: &Target) -> Result<Path, St
             Qualifier::Verbs => Ok(Path::Ofi(Provider::Verbs)),
             Qualifier::Usnic => Ok(Path::Ofi(Provider::Usnic)),
             Qualifier::Psm2 => Ok(Path::Ofi(Provider::Psm2)),
+            Qualifier::Efa => Ok(Path::Ofi(Provider::Efa)),
             Qualifier::Ofi | Qualifier::Mtl => Ok(Path::Ofi(t.provider())),
             Qualifier::Ucx => unsupported("this MPICH is built with the ch4:ofi device"),
             Qualifier::Psm => unsupported("PSM is Open MPI 4's psm MTL; use :verbs"),
@@ -192,6 +201,7 @@ fn qualifier_path(flavour: Flavour, q: Qualifier, t: &Target) -> Result<Path, St
             Qualifier::Tcp => Ok(Path::Ofi(Provider::Tcp)),
             Qualifier::Verbs => Ok(Path::Ofi(Provider::Verbs)),
             Qualifier::Psm2 => Ok(Path::Ofi(Provider::Psm2)),
+            Qualifier::Efa => Ok(Path::Ofi(Provider::Efa)),
             Qualifier::Ucx => Ok(Path::IntelMlx),
             Qualifier::Ofi | Qualifier::Mtl => Ok(Path::Ofi(t.provider())),
             Qualifier::Usnic => unsupported("Intel MPI does not support usNIC"),
@@ -236,6 +246,7 @@ fn preferences(flavour: Flavour, res: &Resolution) -> Vec<Path> {
     let ofi_all = [
         Path::Ofi(Provider::Verbs),
         Path::Ofi(Provider::Psm2),
+        Path::Ofi(Provider::Efa),
         Path::Ofi(Provider::Usnic),
         Path::Ofi(Provider::Tcp),
     ];
@@ -269,6 +280,7 @@ fn preferences(flavour: Flavour, res: &Resolution) -> Vec<Path> {
             v.extend([
                 Path::Ofi(Provider::Verbs),
                 Path::Ofi(Provider::Psm2),
+                Path::Ofi(Provider::Efa),
                 Path::Ofi(Provider::Tcp),
             ]);
             v
@@ -583,9 +595,20 @@ fn enable_failure(
         .filter(|u| !candidates.iter().any(|p| u.reached(flavour, *p)))
         .collect();
     if !nowhere.is_empty() {
-        let hint = tcp_hint(res, flavour, units, allowed)
-            .map(|h| format!("; {h}"))
-            .unwrap_or_default();
+        let efa = nowhere.iter().any(|u| {
+            u.targets
+                .iter()
+                .any(|t| matches!(t, Target::Port(p) if p.kind == VerbsKind::Efa))
+        });
+        let hint = if efa {
+            "; EFA is driven by libfabric's efa provider alone, which UCX does not use: \
+             run with an MPICH built with ch4:ofi, Open MPI or Intel MPI"
+                .to_string()
+        } else {
+            tcp_hint(res, flavour, units, allowed)
+                .map(|h| format!("; {h}"))
+                .unwrap_or_default()
+        };
         return format!(
             "{flavour} cannot reach {} on any of its paths ({}){hint}",
             describe(&nowhere),

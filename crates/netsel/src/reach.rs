@@ -284,6 +284,7 @@ fn parse_kind(s: &str) -> Option<VerbsKind> {
         "iwarp" => VerbsKind::Iwarp,
         "usnic" => VerbsKind::Usnic,
         "omnipath" => VerbsKind::OmniPath,
+        "efa" => VerbsKind::Efa,
         "other" => VerbsKind::Other,
         _ => return None,
     })

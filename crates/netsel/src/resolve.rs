@@ -290,6 +290,7 @@ fn human_kinds(h: HumanName) -> &'static [VerbsKind] {
         HumanName::Iwarp => &[VerbsKind::Iwarp],
         HumanName::Usnic => &[VerbsKind::Usnic],
         HumanName::OmniPath => &[VerbsKind::OmniPath],
+        HumanName::Efa => &[VerbsKind::Efa],
         HumanName::Ethernet => &[VerbsKind::Roce, VerbsKind::Iwarp, VerbsKind::Usnic],
     }
 }

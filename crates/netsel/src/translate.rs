@@ -151,6 +151,18 @@ fn ofi_settings(chosen: &Chosen, prov: Provider, t: &mut Translation) {
                 }
             }
         }
+        Provider::Efa => {
+            // FI_EFA_IFACE takes a list: every selected device stays (multi-rail).
+            let mut devices: Vec<&str> = chosen.ports.iter().map(|p| p.device.as_str()).collect();
+            devices.dedup();
+            if !devices.is_empty() {
+                t.settings.push(env(
+                    "FI_EFA_IFACE",
+                    devices.join(","),
+                    "libfabric efa provider: only the selected devices",
+                ));
+            }
+        }
         Provider::Usnic | Provider::Psm2 => {}
     }
 }

@@ -49,6 +49,20 @@ fn roce_iwarp_usnic_opa_kinds() {
     assert_eq!(hfi.kind, VerbsKind::OmniPath);
     assert_eq!(hfi.driver.as_deref(), Some("hfi1"));
     assert_eq!(opa.netdev("ib0").unwrap().kind, NetdevKind::Ipoib);
+    let efa = host("efa");
+    for name in ["efa_0", "efa_1"] {
+        let d = efa.verbs_device(name).unwrap();
+        assert_eq!(d.kind, VerbsKind::Efa, "{name}");
+        assert_eq!(d.driver.as_deref(), Some("efa"));
+        assert!(d.ports[0].netdevs.is_empty());
+    }
+    // By its driver whatever its node type, or by its name.
+    use netsel::discovery::verbs_kind;
+    assert_eq!(
+        verbs_kind(Some("1: CA"), Some("efa"), "rdmap0", &[]),
+        VerbsKind::Efa
+    );
+    assert_eq!(verbs_kind(None, None, "efa_2", &[]), VerbsKind::Efa);
 }
 
 #[test]

@@ -124,6 +124,7 @@ fn errors_list_what_is_accepted() {
         "usnic",
         "psm2",
         "psm2, psm",
+        "efa",
     ] {
         assert!(msg.contains(q), "`{msg}` should list `{q}`");
     }

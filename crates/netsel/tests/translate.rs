@@ -894,3 +894,66 @@ fn flavour_aliases_and_mpich_5_and_intel_detection() {
         Some(Flavour::OpenMpi { major: 5, minor: 0 })
     );
 }
+
+/// AWS EFA (fixture `efa`: two `efa_N` devices, node type 7, no netdev): libfabric's efa
+/// provider on every flavour that has libfabric, with every selected device kept
+/// (`FI_EFA_IFACE` takes a list); UCX, which does not drive EFA, is refused with a message
+/// that says which libraries do.
+#[test]
+fn efa_goes_through_the_efa_provider_with_every_selected_device() {
+    let ompi = |btl: &str| {
+        vec![
+            "OMPI_MCA_pml=cm".to_string(),
+            "OMPI_MCA_mtl=ofi".to_string(),
+            format!("OMPI_MCA_btl={btl}"),
+            "OMPI_MCA_mtl_ofi_provider_include=efa".to_string(),
+            "FI_PROVIDER=efa".to_string(),
+            "FI_EFA_IFACE=efa_0,efa_1".to_string(),
+        ]
+    };
+    assert_eq!(
+        settings("efa", "--enable efa", "openmpi-4.1"),
+        ompi("self,vader")
+    );
+    assert_eq!(
+        settings("efa", "--enable efa", "openmpi-5.0"),
+        ompi("self,sm")
+    );
+    assert_eq!(
+        settings("efa", "--enable efa", "mpich-ofi"),
+        strs(&["FI_PROVIDER=efa", "FI_EFA_IFACE=efa_0,efa_1"])
+    );
+    assert_eq!(
+        settings("efa", "--enable efa", "intel"),
+        strs(&[
+            "I_MPI_FABRICS=shm:ofi",
+            "I_MPI_OFI_PROVIDER=efa",
+            "FI_PROVIDER=efa",
+            "FI_EFA_IFACE=efa_0,efa_1",
+        ])
+    );
+    // One device by name, with or without the qualifier; the rest by --disable.
+    for args in [
+        "--enable efa_1",
+        "--enable efa_1:efa",
+        "--disable efa_0,ens5",
+    ] {
+        assert_eq!(
+            settings("efa", args, "mpich-ofi"),
+            strs(&["FI_PROVIDER=efa", "FI_EFA_IFACE=efa_1"]),
+            "{args}"
+        );
+    }
+    let e = error("efa", "--enable efa", "mpich-ucx");
+    assert!(
+        e.contains("cannot reach efa_0:1") && e.contains("which UCX does not use"),
+        "{e}"
+    );
+    let e = error("efa", "--enable efa:efa", "mpich-ucx");
+    assert!(e.contains("no `efa` path") && e.contains("ch4:ofi"), "{e}");
+    // The ENA netdev is plain Ethernet, not EFA.
+    assert_eq!(
+        settings("efa", "--enable ens5", "mpich-ofi"),
+        strs(&["FI_PROVIDER=tcp", "FI_TCP_IFACE=ens5"])
+    );
+}
