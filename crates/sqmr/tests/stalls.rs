@@ -193,7 +193,7 @@ fn a_pause_that_recovered_is_flagged_not_folded_in() {
         let dir = tempfile::tempdir().unwrap();
         let (child, json, _lock) = start_with(dir.path(), iters, &["--stall-timeout", "60"]);
         wait_for_sizes(&json, 1);
-        let (_, rank1) = ranks(&json);
+        let (rank0, rank1) = ranks(&json);
         signal(rank1, "STOP");
         // The sizes finished when the pause began (8 in all).
         let before = read(&json)["sizes"].as_array().unwrap().len();
@@ -210,10 +210,19 @@ fn a_pause_that_recovered_is_flagged_not_folded_in() {
             .iter()
             .find(|w| w["seconds"].as_f64().unwrap() > 8.0)
         else {
+            // What each size took, and which processes were signalled: for a failure
+            // that has shown itself only now and then (MPICH 4).
+            let sizes: Vec<String> = doc["sizes"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .map(|s| format!("{} B: {} s wall", s["msgsize"], s["wall_s"]))
+                .collect();
             assert!(
                 before >= 7 && attempt < 3,
                 "the pause was not flagged ({before} of 8 sizes done when it began, attempt \
-                 {attempt}): {warnings:?}\n{stderr}"
+                 {attempt}; rank 1 = pid {rank1}, rank 0 = pid {rank0}): {warnings:?}\n\
+                 sizes: {sizes:?}\n{stderr}"
             );
             eprintln!("the run was at size {before} of 8 when paused: again, 4 times longer");
             iters *= 4;
