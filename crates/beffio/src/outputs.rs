@@ -47,7 +47,6 @@ enum Kind {
 #[derive(Debug, Default)]
 pub struct Outputs {
     files: Vec<(&'static str, Kind, Reservation)>,
-    summary_prefix: Option<String>,
 }
 
 /// The prefix of the `.sum` and `.prot` files without `-f`, as in 2.1.
@@ -116,8 +115,6 @@ impl Outputs {
         if both.is_err() {
             self.files
                 .retain(|(_, kind, _)| !matches!(kind, Kind::Sum | Kind::Prot));
-        } else {
-            self.summary_prefix = Some(prefix.to_string());
         }
         both
     }
@@ -162,7 +159,10 @@ impl Outputs {
     /// `b_eff_io`, or that with the process id when another live run holds the default);
     /// `None` on ranks other than 0.
     pub fn summary_prefix(&self) -> Option<&str> {
-        self.summary_prefix.as_deref()
+        self.files
+            .iter()
+            .find(|(_, kind, _)| *kind == Kind::Sum)
+            .and_then(|(_, _, file)| file.path().to_str()?.strip_suffix(".sum"))
     }
 
     /// Whether any file is reserved.

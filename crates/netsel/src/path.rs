@@ -137,6 +137,10 @@ pub(crate) struct Chosen {
     pub reason: String,
 }
 
+/// Why a UCX-only flavour cannot reach an EFA device, and what can.
+const EFA_NEEDS_OFI: &str = "EFA is driven by libfabric's efa provider alone, which UCX does \
+     not use: run with an MPICH built with ch4:ofi, Open MPI or Intel MPI";
+
 /// True for ports UCX drives with its RDMA transports: InfiniBand and RoCE, but not
 /// TrueScale (`qib`), which UCX does not support.
 fn ucx_reaches(p: &PortUse) -> bool {
@@ -174,9 +178,7 @@ fn qualifier_path(flavour: Flavour, q: Qualifier, t: &Target) -> Result<Path, St
             Qualifier::Tcp => Ok(Path::UcxTcp),
             Qualifier::Ucx => Ok(Path::Ucx),
             Qualifier::Verbs => Ok(Path::UcxVerbs),
-            Qualifier::Efa => unsupported(
-                "UCX does not drive EFA; an MPICH built with ch4:ofi, Open MPI or Intel MPI does",
-            ),
+            Qualifier::Efa => unsupported(EFA_NEEDS_OFI),
             _ => unsupported("this MPICH is built with the ch4:ucx device"),
         },
         Flavour::Mpich {
@@ -601,9 +603,7 @@ fn enable_failure(
                 .any(|t| matches!(t, Target::Port(p) if p.kind == VerbsKind::Efa))
         });
         let hint = if efa {
-            "; EFA is driven by libfabric's efa provider alone, which UCX does not use: \
-             run with an MPICH built with ch4:ofi, Open MPI or Intel MPI"
-                .to_string()
+            format!("; {EFA_NEEDS_OFI}")
         } else {
             tcp_hint(res, flavour, units, allowed)
                 .map(|h| format!("; {h}"))

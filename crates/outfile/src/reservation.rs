@@ -557,18 +557,18 @@ fn check_absent(dir: &SafeDir, name: &OsStr, target: &Path) -> Result<(), Error>
     }
 }
 
-/// Whether what has the name `name` in `dir` (if anything) may be moved aside: a regular
-/// file or a link.
-fn check_movable(dir: &SafeDir, name: &OsStr, target: &Path) -> Result<(), Error> {
+/// Whether something has the name `name` in `dir`; an error when it may not be moved
+/// aside (anything but a regular file or a link).
+fn check_movable(dir: &SafeDir, name: &OsStr, target: &Path) -> Result<bool, Error> {
     match dir.stat(name) {
         Ok(Some(stat)) => match crate::safedir::file_type(&stat) {
-            rustix::fs::FileType::RegularFile | rustix::fs::FileType::Symlink => Ok(()),
+            rustix::fs::FileType::RegularFile | rustix::fs::FileType::Symlink => Ok(true),
             _ => Err(Error::Exists {
                 path: target.to_path_buf(),
                 found: found_of(&stat),
             }),
         },
-        Ok(None) => Ok(()),
+        Ok(None) => Ok(false),
         Err(e) => Err(Error::io(target, "create it", e)),
     }
 }
@@ -579,12 +579,7 @@ const MAX_KEPT: u32 = 100_000;
 /// Renames what has the name `name` in `dir` (a regular file or a link) to the first free
 /// `NAME.N`, never replacing anything; `None` when there was nothing.
 fn move_aside(dir: &SafeDir, name: &OsStr, target: &Path) -> Result<Option<PathBuf>, Error> {
-    check_movable(dir, name, target)?;
-    if dir
-        .stat(name)
-        .map_err(|e| Error::io(target, "keep the earlier file", e))?
-        .is_none()
-    {
+    if !check_movable(dir, name, target)? {
         return Ok(None);
     }
     for n in 1..=MAX_KEPT {

@@ -268,10 +268,7 @@ pub fn command(
 /// of this user's in the temporary directory, made on first use; anything else at its
 /// name (a link, another user's folder) stops the test.
 pub fn jobs_dir() -> PathBuf {
-    let uid = std::fs::metadata("/proc/self").map_or(0, |m| {
-        use std::os::unix::fs::MetadataExt;
-        m.uid()
-    });
+    let uid = rustix::process::geteuid().as_raw();
     let dir = std::env::temp_dir().join(format!("xylem-test-jobs-{uid}"));
     match std::fs::create_dir(&dir) {
         Ok(()) => {}

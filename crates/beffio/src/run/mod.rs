@@ -309,7 +309,8 @@ fn run_checked(
         keep: opts.keep,
         error_messages: opts.error_messages,
         hints: hints.clone(),
-        prefix: opts.prefix.clone(),
+        // Rank 0's, once its output files are reserved (below).
+        prefix: None,
         system: report::v21::System::this_machine(),
         file_system: Default::default(),
         ranks_per_core: ranks_per_core(world),
