@@ -115,6 +115,13 @@ impl Discovery {
             .into_iter()
             .map(|name| read_verbs(&ib_dir.join(&name), &name))
             .collect();
+        let cxi_dir = self.sysfs.join("class/cxi");
+        verbs.extend(
+            list_dir(&cxi_dir)
+                .unwrap_or_default()
+                .into_iter()
+                .map(|name| read_cxi(&cxi_dir.join(&name), &name, &net_dir)),
+        );
         verbs.sort_by(|a, b| a.name.cmp(&b.name));
         let hostname = self.hostname.clone().unwrap_or_else(live_hostname);
         Ok(Host {
@@ -256,6 +263,50 @@ fn read_verbs(dir: &Path, name: &str) -> VerbsDevice {
         kind,
         driver,
         ports,
+        numa_node: numa_node(&dir.join("device")),
+    }
+}
+
+/// The NUMA node of a PCI device directory; `-1` (no NUMA) and absence read as none.
+fn numa_node(device: &Path) -> Option<u32> {
+    read_trimmed(&device.join("numa_node")).and_then(|n| n.parse().ok())
+}
+
+/// A Slingshot NIC under `class/cxi/cxiN`, read as libfabric's `cxi` provider reads it
+/// (`prov/cxi/src/cxip_if.c`): its netdev is the one whose `device` is the same PCI
+/// function (here `device/net/`), and its link is that netdev's: up when `operstate` is
+/// `up`, or `unknown` with `carrier` 1. The NIC has one port, numbered 1 here.
+fn read_cxi(dir: &Path, name: &str, net_dir: &Path) -> VerbsDevice {
+    let device = dir.join("device");
+    let netdevs = list_dir(&device.join("net")).unwrap_or_default();
+    let link_up = netdevs.first().map(|n| {
+        let state = read_trimmed(&net_dir.join(n).join("operstate"));
+        match state.as_deref() {
+            Some("up") => true,
+            Some("unknown") | None => {
+                read_trimmed(&net_dir.join(n).join("carrier")).as_deref() == Some("1")
+            }
+            Some(_) => false,
+        }
+    });
+    let state = match link_up {
+        Some(true) => Some("4: ACTIVE".to_string()),
+        Some(false) => Some("1: DOWN".to_string()),
+        // No netdev: the provider cannot read a link either; do not guess.
+        None => None,
+    };
+    VerbsDevice {
+        name: name.to_string(),
+        node_type: None,
+        kind: VerbsKind::Slingshot,
+        driver: link_name(&device.join("driver")),
+        ports: vec![VerbsPort {
+            number: 1,
+            link_layer: None,
+            state,
+            netdevs,
+        }],
+        numa_node: numa_node(&device),
     }
 }
 

@@ -38,10 +38,13 @@ pub enum Flavour {
     IntelMpi,
     /// MVAPICH2 (verbs based).
     Mvapich2,
+    /// HPE Cray MPICH (`cray-mpich`, libfabric based: `cxi` on Slingshot-11), which has
+    /// its own knobs (`MPICH_OFI_USE_PROVIDER`, `MPICH_OFI_NIC_POLICY`).
+    CrayMpich,
 }
 
 /// The spellings `Flavour::from_str` accepts, for messages.
-pub const FLAVOUR_NAMES: &str = "openmpi-4.1, openmpi-5.0 (or openmpi-X.Y, openmpi4, openmpi5, ompi4, ompi5), mpich-ucx, mpich-ofi, mpich-nemesis (or mpich, mpich4, mpich5 = ch4:ucx), intel (or intelmpi), mvapich2";
+pub const FLAVOUR_NAMES: &str = "openmpi-4.1, openmpi-5.0 (or openmpi-X.Y, openmpi4, openmpi5, ompi4, ompi5), mpich-ucx, mpich-ofi, mpich-nemesis (or mpich, mpich4, mpich5 = ch4:ucx), intel (or intelmpi), mvapich2, cray-mpich (or craympich; cray-mpich-ucx = mpich-ucx)";
 
 /// The environment variable with which MPICH 4 and later choose the ch4 netmod at run
 /// time when the library was built with several (`MPICH Device: ch4:ucx ofi`).
@@ -58,6 +61,7 @@ impl fmt::Display for Flavour {
             }),
             Flavour::IntelMpi => f.write_str("intel"),
             Flavour::Mvapich2 => f.write_str("mvapich2"),
+            Flavour::CrayMpich => f.write_str("cray-mpich"),
         }
     }
 }
@@ -77,8 +81,10 @@ impl FromStr for Flavour {
             "ompi4" | "openmpi4" | "openmpi-4" | "openmpi" | "ompi" => return ompi(4, 1),
             "ompi5" | "openmpi5" | "openmpi-5" => return ompi(5, 0),
             // MPICH 5's pip build lists both netmods (`ch4:ucx ofi`), ucx first and default.
+            // HPE's UCX build of Cray MPICH (module `cray-mpich-ucx`, Slingshot-10) is
+            // MPICH over UCX as far as the network goes.
             "mpich" | "mpich-ucx" | "mpich:ch4:ucx" | "ch4:ucx" | "mpich4" | "mpich-4"
-            | "mpich5" | "mpich-5" => {
+            | "mpich5" | "mpich-5" | "cray-mpich-ucx" => {
                 return Ok(Flavour::Mpich {
                     device: MpichDevice::Ch4Ucx,
                 })
@@ -95,6 +101,9 @@ impl FromStr for Flavour {
             }
             "intel" | "intelmpi" | "intel-mpi" | "impi" => return Ok(Flavour::IntelMpi),
             "mvapich2" | "mvapich" | "mv2" => return Ok(Flavour::Mvapich2),
+            "cray-mpich" | "craympich" | "cray" | "cray-mpich-ofi" => {
+                return Ok(Flavour::CrayMpich)
+            }
             _ => {}
         }
         if let Some(v) = lower
@@ -188,6 +197,11 @@ impl Flavour {
         }
         if lower.contains("mvapich2") || lower.contains("mvapich") {
             return Some(Flavour::Mvapich2);
+        }
+        // `MPI VERSION    : CRAY MPICH version 8.1.28.15 (ANL base 3.4a2)`: MPICH inside,
+        // but with HPE's own network layer and knobs.
+        if lower.contains("cray mpich") {
+            return Some(Flavour::CrayMpich);
         }
         if lower.contains("mpich") {
             let device = mpich_netmods(&lower)

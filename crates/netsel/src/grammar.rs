@@ -59,6 +59,9 @@ pub enum HumanName {
     /// AWS Elastic Fabric Adapter (`efa`): `efa_N` devices, driven by libfabric's `efa`
     /// provider only.
     Efa,
+    /// HPE Slingshot-11 (`slingshot`, `cxi`): Cassini NICs `cxiN`, driven by libfabric's
+    /// `cxi` provider; their `hsnN` netdevs only with `:tcp`.
+    Slingshot,
 }
 
 /// Every accepted spelling of a human name, with what it means.
@@ -74,6 +77,8 @@ pub const HUMAN_NAMES: &[(&str, HumanName)] = &[
     ("omnipath", HumanName::OmniPath),
     ("omni-path", HumanName::OmniPath),
     ("efa", HumanName::Efa),
+    ("slingshot", HumanName::Slingshot),
+    ("cxi", HumanName::Slingshot),
 ];
 
 impl HumanName {
@@ -87,6 +92,7 @@ impl HumanName {
             HumanName::Usnic => "usnic",
             HumanName::OmniPath => "opa",
             HumanName::Efa => "efa",
+            HumanName::Slingshot => "slingshot",
         }
     }
 
@@ -127,6 +133,10 @@ pub enum Qualifier {
     Psm,
     /// AWS EFA through libfabric's `efa` provider.
     Efa,
+    /// HPE Slingshot-11 through libfabric's `cxi` provider.
+    Cxi,
+    /// Omni-Path through libfabric's `opx` provider (Omni-Path Express).
+    Opx,
 }
 
 /// Every accepted spelling of a qualifier.
@@ -143,6 +153,8 @@ pub const QUALIFIERS: &[(&str, Qualifier)] = &[
     ("psm2", Qualifier::Psm2),
     ("psm", Qualifier::Psm),
     ("efa", Qualifier::Efa),
+    ("cxi", Qualifier::Cxi),
+    ("opx", Qualifier::Opx),
 ];
 
 impl Qualifier {
@@ -158,6 +170,8 @@ impl Qualifier {
             Qualifier::Psm2 => "psm2",
             Qualifier::Psm => "psm",
             Qualifier::Efa => "efa",
+            Qualifier::Cxi => "cxi",
+            Qualifier::Opx => "opx",
         }
     }
 

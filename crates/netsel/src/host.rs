@@ -101,6 +101,10 @@ pub enum VerbsKind {
     /// unspecified`, link layer `Unknown`, no netdev; libfabric's `efa` provider drives
     /// it, UCX does not.
     Efa,
+    /// An HPE Slingshot-11 NIC (Cassini, kernel driver `cxi_ss1`), read from
+    /// `/sys/class/cxi/cxiN` rather than `class/infiniband`: one port, an Ethernet netdev
+    /// `hsnN` beside it; libfabric's `cxi` provider drives it, UCX does not.
+    Slingshot,
     /// Anything else.
     Other,
 }
@@ -114,6 +118,7 @@ impl fmt::Display for VerbsKind {
             VerbsKind::Usnic => "usnic",
             VerbsKind::OmniPath => "omnipath",
             VerbsKind::Efa => "efa",
+            VerbsKind::Slingshot => "slingshot",
             VerbsKind::Other => "other",
         })
     }
@@ -142,7 +147,8 @@ impl VerbsPort {
     }
 }
 
-/// One verbs (RDMA) device under `/sys/class/infiniband`.
+/// One RDMA device: a verbs device under `/sys/class/infiniband`, or a Slingshot NIC
+/// under `/sys/class/cxi` (kind [`VerbsKind::Slingshot`], one port numbered 1).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct VerbsDevice {
     /// Device name (`mlx5_0`, `hfi1_0`, `usnic_0`).
@@ -155,6 +161,9 @@ pub struct VerbsDevice {
     pub driver: Option<String>,
     /// Ports, by number.
     pub ports: Vec<VerbsPort>,
+    /// The NUMA node of the device (`device/numa_node`), when sysfs gives one (`-1`, a
+    /// machine without NUMA, reads as none).
+    pub numa_node: Option<u32>,
 }
 
 /// True for a QLogic/Intel TrueScale HCA (kernel driver `qib`, PCI driver name

@@ -33,6 +33,10 @@ pub enum Provider {
     Psm2,
     /// `efa` (AWS Elastic Fabric Adapter).
     Efa,
+    /// `cxi` (HPE Slingshot-11).
+    Cxi,
+    /// `opx` (Omni-Path Express), only when asked for with `:opx`.
+    Opx,
 }
 
 impl Provider {
@@ -44,6 +48,8 @@ impl Provider {
             Provider::Usnic => "usnic",
             Provider::Psm2 => "psm2",
             Provider::Efa => "efa",
+            Provider::Cxi => "cxi",
+            Provider::Opx => "opx",
         }
     }
 
@@ -52,6 +58,7 @@ impl Provider {
             VerbsKind::Usnic => Provider::Usnic,
             VerbsKind::OmniPath => Provider::Psm2,
             VerbsKind::Efa => Provider::Efa,
+            VerbsKind::Slingshot => Provider::Cxi,
             _ => Provider::Verbs,
         }
     }
@@ -141,6 +148,21 @@ pub(crate) struct Chosen {
 const EFA_NEEDS_OFI: &str = "EFA is driven by libfabric's efa provider alone, which UCX does \
      not use: run with an MPICH built with ch4:ofi, Open MPI or Intel MPI";
 
+/// Why a UCX-only flavour cannot reach a Slingshot NIC, and what can.
+const CXI_NEEDS_OFI: &str = "Slingshot-11 is driven by libfabric's cxi provider alone, which UCX \
+     does not use: run with Cray MPICH, Open MPI 5 (mtl ofi), an MPICH built with ch4:ofi or \
+     Intel MPI over a libfabric that has cxi";
+
+/// The hint for devices only libfabric reaches (EFA, Slingshot), when any is among
+/// those a flavour cannot reach.
+fn ofi_only_hint<'a>(targets: impl IntoIterator<Item = &'a Target<'a>>) -> Option<&'static str> {
+    targets.into_iter().find_map(|t| match t {
+        Target::Port(p) if p.kind == VerbsKind::Efa => Some(EFA_NEEDS_OFI),
+        Target::Port(p) if p.kind == VerbsKind::Slingshot => Some(CXI_NEEDS_OFI),
+        _ => None,
+    })
+}
+
 /// True for ports UCX drives with its RDMA transports: InfiniBand and RoCE, but not
 /// TrueScale (`qib`), which UCX does not support.
 fn ucx_reaches(p: &PortUse) -> bool {
@@ -171,6 +193,8 @@ fn qualifier_path(flavour: Flavour, q: Qualifier, t: &Target) -> Result<Path, St
             }),
             Qualifier::Ofi => Ok(Path::Ofi(t.provider())),
             Qualifier::Efa => Ok(Path::Ofi(Provider::Efa)),
+            Qualifier::Cxi => Ok(Path::Ofi(Provider::Cxi)),
+            Qualifier::Opx => Ok(Path::Ofi(Provider::Opx)),
         },
         Flavour::Mpich {
             device: MpichDevice::Ch4Ucx,
@@ -179,6 +203,10 @@ fn qualifier_path(flavour: Flavour, q: Qualifier, t: &Target) -> Result<Path, St
             Qualifier::Ucx => Ok(Path::Ucx),
             Qualifier::Verbs => Ok(Path::UcxVerbs),
             Qualifier::Efa => unsupported(EFA_NEEDS_OFI),
+            Qualifier::Cxi => unsupported(CXI_NEEDS_OFI),
+            Qualifier::Opx => unsupported(
+                "OPX is a libfabric provider, which UCX does not use: run with an MPICH built with ch4:ofi, Open MPI or Intel MPI",
+            ),
             _ => unsupported("this MPICH is built with the ch4:ucx device"),
         },
         Flavour::Mpich {
@@ -189,6 +217,8 @@ fn qualifier_path(flavour: Flavour, q: Qualifier, t: &Target) -> Result<Path, St
             Qualifier::Usnic => Ok(Path::Ofi(Provider::Usnic)),
             Qualifier::Psm2 => Ok(Path::Ofi(Provider::Psm2)),
             Qualifier::Efa => Ok(Path::Ofi(Provider::Efa)),
+            Qualifier::Cxi => Ok(Path::Ofi(Provider::Cxi)),
+            Qualifier::Opx => Ok(Path::Ofi(Provider::Opx)),
             Qualifier::Ofi | Qualifier::Mtl => Ok(Path::Ofi(t.provider())),
             Qualifier::Ucx => unsupported("this MPICH is built with the ch4:ofi device"),
             Qualifier::Psm => unsupported("PSM is Open MPI 4's psm MTL; use :verbs"),
@@ -204,6 +234,8 @@ fn qualifier_path(flavour: Flavour, q: Qualifier, t: &Target) -> Result<Path, St
             Qualifier::Verbs => Ok(Path::Ofi(Provider::Verbs)),
             Qualifier::Psm2 => Ok(Path::Ofi(Provider::Psm2)),
             Qualifier::Efa => Ok(Path::Ofi(Provider::Efa)),
+            Qualifier::Cxi => Ok(Path::Ofi(Provider::Cxi)),
+            Qualifier::Opx => Ok(Path::Ofi(Provider::Opx)),
             Qualifier::Ucx => Ok(Path::IntelMlx),
             Qualifier::Ofi | Qualifier::Mtl => Ok(Path::Ofi(t.provider())),
             Qualifier::Usnic => unsupported("Intel MPI does not support usNIC"),
@@ -212,6 +244,19 @@ fn qualifier_path(flavour: Flavour, q: Qualifier, t: &Target) -> Result<Path, St
         Flavour::Mvapich2 => match q {
             Qualifier::Verbs => Ok(Path::Mvapich2Verbs),
             _ => unsupported("MVAPICH2 uses its own verbs channel"),
+        },
+        Flavour::CrayMpich => match q {
+            Qualifier::Tcp => Ok(Path::Ofi(Provider::Tcp)),
+            Qualifier::Verbs => Ok(Path::Ofi(Provider::Verbs)),
+            Qualifier::Cxi => Ok(Path::Ofi(Provider::Cxi)),
+            Qualifier::Efa => Ok(Path::Ofi(Provider::Efa)),
+            Qualifier::Ofi | Qualifier::Mtl => Ok(Path::Ofi(t.provider())),
+            Qualifier::Ucx => unsupported(
+                "this Cray MPICH is its libfabric build; HPE's UCX build is `--mpi cray-mpich-ucx`",
+            ),
+            Qualifier::Psm2 | Qualifier::Psm | Qualifier::Usnic | Qualifier::Opx => {
+                unsupported("Cray MPICH supports Slingshot (cxi), verbs and tcp")
+            }
         },
     }
 }
@@ -230,6 +275,8 @@ fn serves(flavour: Flavour, path: Path, t: &Target) -> bool {
         (Path::UcxTcp | Path::NemesisTcp, Target::Ip(_)) => true,
         (Path::CmPsm2, Target::Port(p)) => p.kind == VerbsKind::OmniPath,
         (Path::CmPsm, Target::Port(p)) => p.is_truescale() && !flavour.is_ompi5(),
+        // OPX drives what PSM2 drives (hfi1), when asked for.
+        (Path::Ofi(Provider::Opx), Target::Port(p)) => p.kind == VerbsKind::OmniPath,
         (Path::Ofi(prov), t) => t.provider() == prov,
         (Path::Mvapich2Verbs, Target::Port(p)) => {
             matches!(
@@ -246,6 +293,7 @@ fn preferences(flavour: Flavour, res: &Resolution) -> Vec<Path> {
     let has_native_rdma = res.ports.iter().any(ucx_reaches);
     let has_truescale = res.ports.iter().any(PortUse::is_truescale);
     let ofi_all = [
+        Path::Ofi(Provider::Cxi),
         Path::Ofi(Provider::Verbs),
         Path::Ofi(Provider::Psm2),
         Path::Ofi(Provider::Efa),
@@ -280,6 +328,7 @@ fn preferences(flavour: Flavour, res: &Resolution) -> Vec<Path> {
         Flavour::IntelMpi => {
             let mut v = vec![Path::IntelMlx];
             v.extend([
+                Path::Ofi(Provider::Cxi),
                 Path::Ofi(Provider::Verbs),
                 Path::Ofi(Provider::Psm2),
                 Path::Ofi(Provider::Efa),
@@ -288,6 +337,13 @@ fn preferences(flavour: Flavour, res: &Resolution) -> Vec<Path> {
             v
         }
         Flavour::Mvapich2 => vec![Path::Mvapich2Verbs],
+        // Slingshot-11 through cxi; Slingshot-10 (Mellanox NICs) through verbs.
+        Flavour::CrayMpich => vec![
+            Path::Ofi(Provider::Cxi),
+            Path::Ofi(Provider::Verbs),
+            Path::Ofi(Provider::Efa),
+            Path::Ofi(Provider::Tcp),
+        ],
     }
 }
 
@@ -328,11 +384,15 @@ fn units(res: &Resolution) -> Vec<Unit<'_>> {
                 .collect();
         for p in &ports {
             let mut targets = vec![Target::Port(p)];
-            targets.extend(
-                ips.iter()
-                    .filter(|u| p.netdevs.contains(&u.name))
-                    .map(|u| Target::Ip(u)),
-            );
+            // A Slingshot NIC is reached through cxi, never by TCP on its `hsnN` netdev
+            // unless the item asks for `:tcp` (which keeps the netdev alone).
+            if p.kind != VerbsKind::Slingshot {
+                targets.extend(
+                    ips.iter()
+                        .filter(|u| p.netdevs.contains(&u.name))
+                        .map(|u| Target::Ip(u)),
+                );
+            }
             out.push(Unit { item: i, targets });
         }
         for u in ips
@@ -597,17 +657,13 @@ fn enable_failure(
         .filter(|u| !candidates.iter().any(|p| u.reached(flavour, *p)))
         .collect();
     if !nowhere.is_empty() {
-        let efa = nowhere.iter().any(|u| {
-            u.targets
-                .iter()
-                .any(|t| matches!(t, Target::Port(p) if p.kind == VerbsKind::Efa))
-        });
-        let hint = if efa {
-            format!("; {EFA_NEEDS_OFI}")
-        } else {
-            tcp_hint(res, flavour, units, allowed)
-                .map(|h| format!("; {h}"))
-                .unwrap_or_default()
+        let ofi_only = ofi_only_hint(nowhere.iter().flat_map(|u| u.targets.iter()));
+        let tcp = tcp_hint(res, flavour, units, allowed);
+        let hint = match (ofi_only, tcp) {
+            (Some(o), Some(t)) => format!("; {o}; or {t}"),
+            (Some(o), None) => format!("; {o}"),
+            (None, Some(t)) => format!("; {t}"),
+            (None, None) => String::new(),
         };
         return format!(
             "{flavour} cannot reach {} on any of its paths ({}){hint}",

@@ -6,13 +6,14 @@
 //! | item | verbs ports | IP interfaces |
 //! |---|---|---|
 //! | `ib`, `opa`, `roce`, `iwarp`, `usnic` | ports of that kind | only with `:tcp`: the netdevs behind those ports |
-//! | `eth` | RoCE, iWARP and usNIC ports | hardware-backed Ethernet netdevs (bonds and VLANs over NICs included; veth, bridges without NICs, docker0 not); on a host with no hardware-backed Ethernet at all (a container, a namespace), every Ethernet netdev |
+//! | `slingshot` (`cxi`) | Slingshot NICs (`cxiN:1`) | only with `:tcp`: their `hsnN` netdevs |
+//! | `eth` | RoCE, iWARP and usNIC ports | hardware-backed Ethernet netdevs (bonds and VLANs over NICs included; veth, bridges without NICs, docker0 not; nor Slingshot's `hsnN`); on a host with no hardware-backed Ethernet at all (a container, a namespace), every Ethernet netdev |
 //! | a netdev name | the ports whose netdev it is | that netdev |
 //! | a verbs device name, with optional port | its ports (or that port) | the netdevs behind them |
 //! | a CIDR | the ports whose netdev has an address inside | netdevs with an address inside |
 //!
-//! A qualifier then narrows: `tcp` keeps only IP interfaces; `verbs`, `psm2`, `psm` and `usnic`
-//! keep only verbs ports; `ucx`, `ofi` and `mtl` keep both. Loopback, netdevs without an
+//! A qualifier then narrows: `tcp` keeps only IP interfaces; `verbs`, `psm2`, `psm`, `usnic`,
+//! `efa`, `cxi` and `opx` keep only RDMA ports; `ucx`, `ofi` and `mtl` keep both. Loopback, netdevs without an
 //! address and ports that are not ACTIVE are never candidates.
 //!
 //! An item that matches nothing usable on the host (a typo, a port that is down, `lo`,
@@ -59,6 +60,8 @@ pub struct PortUse {
     pub driver: Option<String>,
     /// Netdevs behind the port.
     pub netdevs: Vec<String>,
+    /// The device's NUMA node, when sysfs gives it.
+    pub numa_node: Option<u32>,
     /// Qualifiers of the items that chose it.
     pub qualifiers: BTreeSet<Qualifier>,
     /// True when an item without qualifier chose it.
@@ -291,6 +294,7 @@ fn human_kinds(h: HumanName) -> &'static [VerbsKind] {
         HumanName::Usnic => &[VerbsKind::Usnic],
         HumanName::OmniPath => &[VerbsKind::OmniPath],
         HumanName::Efa => &[VerbsKind::Efa],
+        HumanName::Slingshot => &[VerbsKind::Slingshot],
         HumanName::Ethernet => &[VerbsKind::Roce, VerbsKind::Iwarp, VerbsKind::Usnic],
     }
 }
@@ -298,11 +302,14 @@ fn human_kinds(h: HumanName) -> &'static [VerbsKind] {
 /// The netdevs `eth` names: the hardware-backed Ethernet ones, so that container
 /// plumbing (docker0, veth) stays out on a real node; where the host has none (inside a
 /// container or a network namespace, whose only links are virtual), every Ethernet one.
+/// The `hsnN` netdevs of Slingshot NICs are Ethernet to the kernel but belong to
+/// `slingshot`: `eth` leaves them out, so that it never means TCP over the fast fabric.
 fn ethernet_netdevs(host: &Host) -> Vec<String> {
+    let slingshot = netdevs_behind(host, &[VerbsKind::Slingshot]);
     let ethernet = || {
         host.netdevs
             .iter()
-            .filter(|n| n.kind == NetdevKind::Ethernet)
+            .filter(|n| n.kind == NetdevKind::Ethernet && !slingshot.contains(&n.name))
     };
     let backed: Vec<String> = ethernet()
         .filter(|n| n.hardware_backed)
@@ -371,9 +378,15 @@ fn item_matches(host: &Host, item: &Item) -> Matches {
     }
     match item.qualifier {
         Some(Qualifier::Tcp) => m.ports.clear(),
-        Some(Qualifier::Verbs | Qualifier::Psm2 | Qualifier::Psm | Qualifier::Usnic) => {
-            m.ip.clear()
-        }
+        Some(
+            Qualifier::Verbs
+            | Qualifier::Psm2
+            | Qualifier::Psm
+            | Qualifier::Usnic
+            | Qualifier::Efa
+            | Qualifier::Cxi
+            | Qualifier::Opx,
+        ) => m.ip.clear(),
         _ => {}
     }
     m.ip.sort();
@@ -481,6 +494,7 @@ fn port_use(v: &VerbsDevice, p: &VerbsPort, unqualified: bool, reasons: Vec<Stri
         kind: v.kind,
         driver: v.driver.clone(),
         netdevs: p.netdevs.clone(),
+        numa_node: v.numa_node,
         qualifiers: BTreeSet::new(),
         unqualified,
         reasons,

@@ -64,6 +64,7 @@ pub fn translate(res: &Resolution, flavour: Flavour) -> Result<Translation, Tran
         Flavour::Mpich { .. } => mpich(&chosen, &mut t),
         Flavour::IntelMpi => intel(&chosen, &mut t),
         Flavour::Mvapich2 => mvapich2(&chosen, &mut t),
+        Flavour::CrayMpich => cray_mpich(&chosen, &mut t),
     }
     control_path_note(&chosen, flavour, &mut t);
     Ok(t)
@@ -163,7 +164,80 @@ fn ofi_settings(chosen: &Chosen, prov: Provider, t: &mut Translation) {
                 ));
             }
         }
+        Provider::Cxi => {
+            // FI_CXI_DEVICE_NAME takes a comma list (fi_cxi(7)): every selected NIC stays,
+            // and the library spreads its ranks over them (multi-rail).
+            let mut devices: Vec<&str> = chosen.ports.iter().map(|p| p.device.as_str()).collect();
+            devices.dedup();
+            if !devices.is_empty() {
+                t.settings.push(env(
+                    "FI_CXI_DEVICE_NAME",
+                    devices.join(","),
+                    "libfabric cxi provider: only the selected NICs",
+                ));
+            }
+        }
+        Provider::Opx => opx_hfi_select(chosen, t),
         Provider::Usnic | Provider::Psm2 => {}
+    }
+}
+
+/// The HFI unit of an `hfi1_N` device (`N`).
+fn hfi_unit(device: &str) -> String {
+    device.rsplit('_').next().unwrap_or("0").to_string()
+}
+
+/// `FI_OPX_HFI_SELECT` (fi_opx(7)): one HFI as its unit; several, each on a NUMA node of
+/// its own, as `numa:UNIT:NODE` selectors, so that each rank opens the HFI of its NUMA
+/// node (every selected HFI used); otherwise the first, the others left out. `FI_OPX_PORT`
+/// when the selected ports share one number.
+fn opx_hfi_select(chosen: &Chosen, t: &mut Translation) {
+    let mut hfis: Vec<(&str, Option<u32>)> = chosen
+        .ports
+        .iter()
+        .map(|p| (p.device.as_str(), p.numa_node))
+        .collect();
+    hfis.dedup();
+    let Some(&(first, _)) = hfis.first() else {
+        return;
+    };
+    let mut nodes: Vec<u32> = hfis.iter().filter_map(|(_, n)| *n).collect();
+    nodes.sort_unstable();
+    nodes.dedup();
+    if hfis.len() > 1 && nodes.len() == hfis.len() {
+        let selectors: Vec<String> = hfis
+            .iter()
+            .filter_map(|(d, n)| n.map(|n| format!("numa:{}:{n}", hfi_unit(d))))
+            .collect();
+        t.settings.push(env(
+            "FI_OPX_HFI_SELECT",
+            selectors.join(","),
+            "libfabric opx provider: each rank the selected HFI of its NUMA node",
+        ));
+    } else {
+        for (d, _) in hfis.iter().skip(1) {
+            t.left_out.push(LeftOut {
+                what: (*d).to_string(),
+                reason: format!(
+                    "FI_OPX_HFI_SELECT spreads HFIs by NUMA node, and the selected HFIs do not each have one of their own; {first} was taken"
+                ),
+            });
+        }
+        t.settings.push(env(
+            "FI_OPX_HFI_SELECT",
+            hfi_unit(first),
+            format!("libfabric opx provider: the HFI of {first}"),
+        ));
+    }
+    let mut ports: Vec<u32> = chosen.ports.iter().map(|p| p.port).collect();
+    ports.sort_unstable();
+    ports.dedup();
+    if let [port] = ports[..] {
+        t.settings.push(env(
+            "FI_OPX_PORT",
+            port.to_string(),
+            "libfabric opx provider: the selected port",
+        ));
     }
 }
 
@@ -552,6 +626,43 @@ fn intel(chosen: &Chosen, t: &mut Translation) {
     }
 }
 
+/// Cray MPICH: its own provider variable (intro_mpi: `MPICH_OFI_USE_PROVIDER`), then
+/// libfabric's settings. Cray MPICH uses every NIC libfabric lists ("when multiple NICs
+/// per node are available, MPI attempts to use them all"), one per rank, placed by
+/// `MPICH_OFI_NIC_POLICY` (`BLOCK` by default): the device list keeps every selected NIC,
+/// and a note names the NUMA nodes for `MPICH_OFI_NIC_POLICY=NUMA`.
+fn cray_mpich(chosen: &Chosen, t: &mut Translation) {
+    let Path::Ofi(prov) = chosen.path else {
+        return;
+    };
+    t.settings.push(env(
+        "MPICH_OFI_USE_PROVIDER",
+        prov.fi_name(),
+        "Cray MPICH: only this libfabric provider",
+    ));
+    ofi_settings(chosen, prov, t);
+    let mut nics: Vec<(&str, Option<u32>)> = chosen
+        .ports
+        .iter()
+        .map(|p| (p.device.as_str(), p.numa_node))
+        .collect();
+    nics.dedup();
+    if nics.len() > 1 {
+        let placed: Vec<String> = nics
+            .iter()
+            .map(|(d, n)| match n {
+                Some(n) => format!("{d} on NUMA node {n}"),
+                None => format!("{d} (NUMA node unknown)"),
+            })
+            .collect();
+        t.notes.push(format!(
+            "Cray MPICH spreads the ranks of a node over the {} selected NICs ({}) by MPICH_OFI_NIC_POLICY (BLOCK unless set); NUMA gives each rank the NIC of its NUMA node",
+            nics.len(),
+            placed.join(", ")
+        ));
+    }
+}
+
 fn mvapich2(chosen: &Chosen, t: &mut Translation) {
     let mut devs: Vec<String> = chosen.ports.iter().map(|p| p.device.clone()).collect();
     devs.dedup();
@@ -599,7 +710,7 @@ fn control_path_note(chosen: &Chosen, flavour: Flavour, t: &mut Translation) {
                 let first = ifaces.split(',').next().unwrap_or_default();
                 format!("; to steer it too, give Hydra -iface {first} (or HYDRA_IFACE={first})")
             }
-            Flavour::Mvapich2 => String::new(),
+            Flavour::Mvapich2 | Flavour::CrayMpich => String::new(),
         }
     };
     t.notes.push(format!(

@@ -65,6 +65,59 @@ fn roce_iwarp_usnic_opa_kinds() {
     assert_eq!(verbs_kind(None, None, "efa_2", &[]), VerbsKind::Efa);
 }
 
+/// Slingshot-11 (fixture `slingshot`): each `class/cxi/cxiN` is a NIC of one port with its
+/// `hsnN` netdev (the same PCI function), its driver and NUMA node; the netdev is Ethernet
+/// to the kernel, backed by the NIC; the link comes from the netdev's state.
+#[test]
+fn slingshot_nics_are_read_from_class_cxi_with_netdev_and_numa_node() {
+    let h = host("slingshot");
+    for n in 0..4u32 {
+        let name = format!("cxi{n}");
+        let d = h.verbs_device(&name).unwrap();
+        assert_eq!(d.kind, VerbsKind::Slingshot, "{name}");
+        assert_eq!(d.driver.as_deref(), Some("cxi_ss1"));
+        assert_eq!(d.numa_node, Some(n));
+        assert_eq!(d.ports.len(), 1);
+        assert_eq!(d.ports[0].netdevs, vec![format!("hsn{n}")]);
+        assert!(d.ports[0].is_active());
+        let hsn = h.netdev(&format!("hsn{n}")).unwrap();
+        assert_eq!(hsn.kind, NetdevKind::Ethernet);
+        assert!(!hsn.is_virtual && hsn.hardware_backed);
+        assert_eq!(hsn.driver.as_deref(), Some("cxi_ss1"));
+    }
+    assert!(
+        h.summary().contains("cxi2:1 (slingshot)"),
+        "{}",
+        h.summary()
+    );
+}
+
+/// A Slingshot NIC whose netdev is down (or `unknown` without carrier) is not active, as
+/// the cxi provider sees it; `unknown` with carrier 1 is.
+#[test]
+fn a_slingshot_link_follows_its_netdev() {
+    let dir = tempfile::tempdir().unwrap();
+    let copy = dir.path().join("ss");
+    let status = std::process::Command::new("cp")
+        .args(["-a"])
+        .arg(fixture("slingshot"))
+        .arg(&copy)
+        .status()
+        .unwrap();
+    assert!(status.success());
+    std::fs::write(copy.join("class/net/hsn1/operstate"), "down\n").unwrap();
+    std::fs::write(copy.join("class/net/hsn2/operstate"), "unknown\n").unwrap();
+    std::fs::write(copy.join("class/net/hsn2/carrier"), "0\n").unwrap();
+    std::fs::write(copy.join("class/net/hsn3/operstate"), "unknown\n").unwrap();
+    std::fs::write(copy.join("class/net/hsn3/carrier"), "1\n").unwrap();
+    let h = netsel::Discovery::at(&copy).discover().unwrap();
+    let active = |d: &str| h.verbs_device(d).unwrap().ports[0].is_active();
+    assert!(active("cxi0"));
+    assert!(!active("cxi1"));
+    assert!(!active("cxi2"));
+    assert!(active("cxi3"));
+}
+
 #[test]
 fn bond_is_virtual_but_hardware_backed_docker_is_not() {
     let h = host("bond");

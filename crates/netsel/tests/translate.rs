@@ -957,3 +957,197 @@ fn efa_goes_through_the_efa_provider_with_every_selected_device() {
         strs(&["FI_PROVIDER=tcp", "FI_TCP_IFACE=ens5"])
     );
 }
+
+/// HPE Slingshot-11 (fixture `slingshot`: four Cassini NICs `cxi0..3`, their `hsnN`
+/// netdevs, a management network `nmn0`): libfabric's cxi provider with every selected NIC
+/// kept (`FI_CXI_DEVICE_NAME` takes a list) on every flavour that has libfabric, Cray
+/// MPICH with its own provider variable; TCP over an `hsnN` netdev only with `:tcp`.
+#[test]
+fn slingshot_goes_through_cxi_with_every_selected_nic() {
+    let all = "FI_CXI_DEVICE_NAME=cxi0,cxi1,cxi2,cxi3";
+    let ompi = |btl: &str, devices: &str| {
+        vec![
+            "OMPI_MCA_pml=cm".to_string(),
+            "OMPI_MCA_mtl=ofi".to_string(),
+            format!("OMPI_MCA_btl={btl}"),
+            "OMPI_MCA_mtl_ofi_provider_include=cxi".to_string(),
+            "FI_PROVIDER=cxi".to_string(),
+            devices.to_string(),
+        ]
+    };
+    for args in [
+        "--enable slingshot",
+        "--enable cxi",
+        "--enable slingshot:cxi",
+        "--enable hsn0,hsn1,hsn2,hsn3",
+        "--enable 10.100.0.0/16",
+        "--disable nmn0",
+    ] {
+        assert_eq!(
+            settings("slingshot", args, "openmpi-5.0"),
+            ompi("self,sm", all),
+            "{args}"
+        );
+        assert_eq!(
+            settings("slingshot", args, "openmpi-4.1"),
+            ompi("self,vader", all),
+            "{args}"
+        );
+        assert_eq!(
+            settings("slingshot", args, "mpich-ofi"),
+            strs(&["FI_PROVIDER=cxi", all]),
+            "{args}"
+        );
+        assert_eq!(
+            settings("slingshot", args, "intel"),
+            strs(&[
+                "I_MPI_FABRICS=shm:ofi",
+                "I_MPI_OFI_PROVIDER=cxi",
+                "FI_PROVIDER=cxi",
+                all
+            ]),
+            "{args}"
+        );
+        assert_eq!(
+            settings("slingshot", args, "cray-mpich"),
+            strs(&["MPICH_OFI_USE_PROVIDER=cxi", "FI_PROVIDER=cxi", all]),
+            "{args}"
+        );
+    }
+    // A netdev, a NIC or its qualifier picks that NIC alone, through cxi.
+    for args in [
+        "--enable hsn1",
+        "--enable hsn1:ofi",
+        "--enable cxi1",
+        "--enable cxi1:cxi",
+    ] {
+        assert_eq!(
+            settings("slingshot", args, "cray-mpich"),
+            strs(&[
+                "MPICH_OFI_USE_PROVIDER=cxi",
+                "FI_PROVIDER=cxi",
+                "FI_CXI_DEVICE_NAME=cxi1"
+            ]),
+            "{args}"
+        );
+    }
+    // TCP over the fabric's netdev only when asked for; `eth` is the management network.
+    assert_eq!(
+        settings("slingshot", "--enable hsn0:tcp", "mpich-ofi"),
+        strs(&["FI_PROVIDER=tcp", "FI_TCP_IFACE=hsn0"])
+    );
+    assert_eq!(
+        settings("slingshot", "--enable slingshot:tcp", "openmpi-5.0"),
+        strs(&[
+            "OMPI_MCA_pml=ob1",
+            "OMPI_MCA_btl=self,sm,tcp",
+            "OMPI_MCA_btl_tcp_if_include=hsn0,hsn1,hsn2,hsn3"
+        ])
+    );
+    assert_eq!(
+        settings("slingshot", "--enable eth", "mpich-ofi"),
+        strs(&["FI_PROVIDER=tcp", "FI_TCP_IFACE=nmn0"])
+    );
+    // The left-out netdevs say where their NIC went.
+    let r = plan_on("slingshot", "--enable hsn2", "cray-mpich").unwrap();
+    let why = r
+        .translation
+        .left_out
+        .iter()
+        .find(|l| l.what == "hsn2")
+        .map(|l| l.reason.clone())
+        .unwrap_or_default();
+    assert!(why.contains("cxi2:1"), "{why}");
+    // Several NICs: a note on how Cray MPICH spreads ranks over them, with NUMA nodes.
+    let r = plan_on("slingshot", "--enable slingshot", "cray-mpich").unwrap();
+    assert!(
+        r.translation
+            .notes
+            .iter()
+            .any(|n| n.contains("MPICH_OFI_NIC_POLICY") && n.contains("cxi3 on NUMA node 3")),
+        "{:?}",
+        r.translation.notes
+    );
+    // UCX does not drive Slingshot: refused, naming what does and the :tcp way.
+    let e = error("slingshot", "--enable hsn0", "mpich-ucx");
+    assert!(
+        e.contains("cannot reach cxi0:1")
+            && e.contains("cxi provider alone")
+            && e.contains("--enable hsn0:tcp"),
+        "{e}"
+    );
+    let e = error("slingshot", "--enable slingshot:cxi", "mpich-ucx");
+    assert!(e.contains("no `cxi` path"), "{e}");
+    let e = error("slingshot", "--enable cxi0:ucx", "cray-mpich");
+    assert!(e.contains("cray-mpich-ucx"), "{e}");
+}
+
+/// Cray MPICH names itself in its version string; `cray-mpich-ucx` is MPICH over UCX.
+#[test]
+fn cray_mpich_is_detected_and_named() {
+    for text in [
+        "MPI VERSION    : CRAY MPICH version 8.1.28.15 (ANL base 3.4a2)\nMPI BUILD INFO : Sat Nov 18 12:00 2023 (git hash 1b7e6a1)",
+        "CRAY MPICH version 9.0.1.112 (ANL base 4.1.2)",
+    ] {
+        assert_eq!(Flavour::detect(text), Some(Flavour::CrayMpich), "{text}");
+    }
+    for name in ["cray-mpich", "craympich", "Cray"] {
+        assert_eq!(name.parse::<Flavour>(), Ok(Flavour::CrayMpich), "{name}");
+    }
+    assert_eq!(
+        "cray-mpich-ucx".parse::<Flavour>(),
+        Ok(Flavour::Mpich {
+            device: MpichDevice::Ch4Ucx
+        })
+    );
+    assert_eq!(Flavour::CrayMpich.to_string(), "cray-mpich");
+}
+
+/// Omni-Path Express: `:opx` takes libfabric's opx provider on every flavour that has
+/// libfabric (PSM2 stays the default), with the HFI by unit, or, for HFIs on NUMA nodes
+/// of their own (fixture `opa-dual`), one `numa:UNIT:NODE` selector each so that every
+/// selected HFI is used.
+#[test]
+fn omni_path_express_is_taken_when_asked_for() {
+    let one = ["FI_PROVIDER=opx", "FI_OPX_HFI_SELECT=0", "FI_OPX_PORT=1"];
+    for args in [
+        "--enable opa:opx",
+        "--enable hfi1_0:opx",
+        "--enable ib0,opa:opx",
+    ] {
+        assert_eq!(settings("opa", args, "mpich-ofi"), strs(&one), "{args}");
+    }
+    let mut ompi = strs(&[
+        "OMPI_MCA_pml=cm",
+        "OMPI_MCA_mtl=ofi",
+        "OMPI_MCA_btl=self,sm",
+        "OMPI_MCA_mtl_ofi_provider_include=opx",
+    ]);
+    ompi.extend(strs(&one));
+    assert_eq!(settings("opa", "--enable opa:opx", "openmpi-5.0"), ompi);
+    let mut intel = strs(&["I_MPI_FABRICS=shm:ofi", "I_MPI_OFI_PROVIDER=opx"]);
+    intel.extend(strs(&one));
+    assert_eq!(settings("opa", "--enable opa:opx", "intel"), intel);
+    // Without the qualifier, PSM2 as before.
+    assert_eq!(
+        settings("opa", "--enable opa", "mpich-ofi"),
+        strs(&["FI_PROVIDER=psm2"])
+    );
+    // Two HFIs, NUMA nodes 0 and 1: both kept, by NUMA node; one named: that one.
+    assert_eq!(
+        settings("opa-dual", "--enable opa:opx", "mpich-ofi"),
+        strs(&[
+            "FI_PROVIDER=opx",
+            "FI_OPX_HFI_SELECT=numa:0:0,numa:1:1",
+            "FI_OPX_PORT=1"
+        ])
+    );
+    assert_eq!(
+        settings("opa-dual", "--enable hfi1_1:opx", "mpich-ofi"),
+        strs(&["FI_PROVIDER=opx", "FI_OPX_HFI_SELECT=1", "FI_OPX_PORT=1"])
+    );
+    let e = error("opa", "--enable opa:opx", "mpich-ucx");
+    assert!(e.contains("no `opx` path"), "{e}");
+    let e = error("opa", "--enable opa:opx", "cray-mpich");
+    assert!(e.contains("no `opx` path"), "{e}");
+}

@@ -98,8 +98,8 @@ pub struct SelectionArgs {
     #[command(flatten)]
     pub network: benchkit::network::NetworkArgs,
     /// MPI flavour: openmpi-4.1, openmpi-5.0 (openmpi4, openmpi5), mpich-ucx (mpich,
-    /// mpich4, mpich5), mpich-ofi, mpich-nemesis, intel (intelmpi), mvapich2. Default:
-    /// $XYLEM_MPI, else detected (see the netsel README).
+    /// mpich4, mpich5), mpich-ofi, mpich-nemesis, intel (intelmpi), mvapich2,
+    /// cray-mpich. Default: $XYLEM_MPI, else detected (see the netsel README).
     #[arg(long, value_name = "FLAVOUR")]
     pub mpi: Option<String>,
     /// Sysfs root to read (default /sys).
