@@ -11,7 +11,7 @@ use std::path::{Path, PathBuf};
 
 use ipnet::IpNet;
 
-use crate::host::{Host, Netdev, NetdevKind, VerbsDevice, VerbsKind, VerbsPort};
+use crate::host::{Gid, Host, Netdev, NetdevKind, VerbsDevice, VerbsKind, VerbsPort};
 
 /// The default sysfs root.
 pub const DEFAULT_SYSFS: &str = "/sys";
@@ -201,6 +201,9 @@ fn read_netdev(dir: &Path, name: &str, addrs: &[(String, IpNet)]) -> Netdev {
             .filter(|(ifname, _)| ifname.split(':').next() == Some(name))
             .map(|(_, a)| *a)
             .collect(),
+        pkey: read_trimmed(&dir.join("pkey"))
+            .and_then(|p| u16::from_str_radix(p.trim_start_matches("0x"), 16).ok()),
+        is_bridge: dir.join("bridge").is_dir(),
     }
 }
 
@@ -252,6 +255,7 @@ fn read_verbs(dir: &Path, name: &str) -> VerbsDevice {
                 link_layer: read_trimmed(&pdir.join("link_layer")),
                 state: read_trimmed(&pdir.join("state")),
                 netdevs,
+                gids: read_gids(&pdir),
             }
         })
         .collect();
@@ -265,6 +269,28 @@ fn read_verbs(dir: &Path, name: &str) -> VerbsDevice {
         ports,
         numa_node: numa_node(&dir.join("device")),
     }
+}
+
+/// The GID table entries of a port that name a netdev, by index: the kernel lists one
+/// per GID in `gid_attrs/ndevs/I` (unused entries cannot be read), with its type in
+/// `gid_attrs/types/I` and the GID in `gids/I`.
+fn read_gids(port: &Path) -> Vec<Gid> {
+    let ndevs = port.join("gid_attrs/ndevs");
+    let mut gids: Vec<Gid> = list_dir(&ndevs)
+        .unwrap_or_default()
+        .into_iter()
+        .filter_map(|i| {
+            let index: u32 = i.parse().ok()?;
+            Some(Gid {
+                index,
+                netdev: read_trimmed(&ndevs.join(&i))?,
+                kind: read_trimmed(&port.join("gid_attrs/types").join(&i)),
+                gid: read_trimmed(&port.join("gids").join(&i)),
+            })
+        })
+        .collect();
+    gids.sort_by_key(|g| g.index);
+    gids
 }
 
 /// The NUMA node of a PCI device directory; `-1` (no NUMA) and absence read as none.
@@ -305,6 +331,7 @@ fn read_cxi(dir: &Path, name: &str, net_dir: &Path) -> VerbsDevice {
             link_layer: None,
             state,
             netdevs,
+            gids: Vec::new(),
         }],
         numa_node: numa_node(&device),
     }

@@ -16,6 +16,15 @@ pub fn selection_warnings(res: &Resolution) -> Vec<String> {
     res.unmatched.iter().map(|u| u.warning()).collect()
 }
 
+/// Every warning of a plan: the items that matched nothing ([`selection_warnings`]), then
+/// what the translation loses ([`crate::Translation::warnings`]). Front ends print each;
+/// with `--strict` any is an error.
+pub fn report_warnings(r: &Report) -> Vec<String> {
+    let mut v = selection_warnings(&r.resolution);
+    v.extend(r.translation.warnings.iter().cloned());
+    v
+}
+
 /// A plain table of what the host has, as the resolver sees it.
 pub fn host_table(host: &Host) -> String {
     let mut out = format!("host {}\n", host.hostname);
@@ -110,7 +119,7 @@ pub fn report_text(r: &Report) -> String {
     for l in res.left_out.iter().chain(t.left_out.iter()) {
         let _ = writeln!(out, "  {}: {}", l.what, l.reason);
     }
-    for w in selection_warnings(res) {
+    for w in report_warnings(r) {
         let _ = writeln!(out, "warning: {w}");
     }
     let _ = writeln!(out, "settings:");

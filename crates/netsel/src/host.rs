@@ -67,6 +67,11 @@ pub struct Netdev {
     pub lower: Vec<String>,
     /// IPv4 and IPv6 addresses with prefix length.
     pub addrs: Vec<IpNet>,
+    /// The InfiniBand partition key of an IPoIB netdev (`pkey`, e.g. `0x8001` for
+    /// `ib0.8001`; `0xffff` is the default partition).
+    pub pkey: Option<u16>,
+    /// True for a Linux bridge (`bridge/` in sysfs).
+    pub is_bridge: bool,
 }
 
 impl Netdev {
@@ -135,6 +140,44 @@ pub struct VerbsPort {
     pub state: Option<String>,
     /// Netdevs behind the port (`gid_attrs/ndevs/*`, else `device/net/`).
     pub netdevs: Vec<String>,
+    /// The port's GID table entries that name a netdev (RoCE): index, netdev, type.
+    pub gids: Vec<Gid>,
+}
+
+/// One entry of a RoCE port's GID table (`ports/N/gids/I`, `gid_attrs/ndevs/I`,
+/// `gid_attrs/types/I`).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Gid {
+    /// The GID index.
+    pub index: u32,
+    /// The netdev the entry belongs to (a VLAN has entries of its own).
+    pub netdev: String,
+    /// `RoCE v2` or `IB/RoCE v1`, when sysfs gives it.
+    pub kind: Option<String>,
+    /// The GID as sysfs prints it (`0000:0000:0000:0000:0000:ffff:0a28:c806` for an
+    /// IPv4 address).
+    pub gid: Option<String>,
+}
+
+impl Gid {
+    /// True for a RoCE v2 entry.
+    pub fn is_roce_v2(&self) -> bool {
+        self.kind
+            .as_deref()
+            .is_some_and(|k| k.eq_ignore_ascii_case("roce v2"))
+    }
+
+    /// True when the GID carries an IPv4 address (`::ffff:a.b.c.d`).
+    pub fn is_ipv4(&self) -> bool {
+        self.gid
+            .as_deref()
+            .is_some_and(|g| g.starts_with("0000:0000:0000:0000:0000:ffff:"))
+    }
+
+    /// True for a link-local GID (`fe80::/64`), the one every netdev has.
+    pub fn is_link_local(&self) -> bool {
+        self.gid.as_deref().is_some_and(|g| g.starts_with("fe80:"))
+    }
 }
 
 impl VerbsPort {

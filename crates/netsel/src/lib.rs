@@ -18,11 +18,13 @@
 #![forbid(unsafe_code)]
 
 pub mod discovery;
+pub mod downgrade;
 pub mod error;
 pub mod flavour;
 pub mod format;
 pub mod grammar;
 pub mod host;
+mod partition;
 pub mod path;
 pub mod plan;
 pub mod reach;
@@ -34,7 +36,7 @@ pub use discovery::{AddressSource, Discovery, DiscoveryError};
 pub use error::GrammarError;
 pub use flavour::{Flavour, MpichDevice};
 pub use grammar::{HumanName, Item, Mode, Network, Qualifier, Selection};
-pub use host::{Host, Netdev, NetdevKind, VerbsDevice, VerbsKind, VerbsPort};
+pub use host::{Gid, Host, Netdev, NetdevKind, VerbsDevice, VerbsKind, VerbsPort};
 pub use plan::{apply_to_env, apply_with, plan, Conflict, Error, Report};
 pub use reach::{
     unreachable_pairs, HostNetworks, SelectedInterface, SelectedPort, UnreachablePair,

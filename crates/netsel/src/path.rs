@@ -722,6 +722,17 @@ fn choose_disable(res: &Resolution, flavour: Flavour) -> Result<(Path, String), 
         })
         .map(|(_, p)| *p)
         .ok_or_else(|| format!("{flavour} has no usable path"))?;
+    if !targets.iter().any(|t| serves(flavour, best, t)) {
+        let what: Vec<String> = targets.iter().map(Target::name).collect();
+        let hint = ofi_only_hint(targets.iter())
+            .map(|h| format!("; {h}"))
+            .unwrap_or_default();
+        return Err(format!(
+            "{flavour} can reach none of what {} leaves ({}): its device list would be empty{hint}",
+            res.mode.switch(),
+            what.join(", ")
+        ));
+    }
     Ok((
         best,
         "no single path reaches everything left; this one reaches the most".to_string(),

@@ -115,7 +115,10 @@ pub fn plan(
     environment: &BTreeMap<String, String>,
 ) -> Result<Report, Error> {
     let resolution = resolve(selection, host)?;
-    let translation = translate(&resolution, flavour)?;
+    let mut translation = translate(&resolution, flavour)?;
+    if let Some(w) = crate::downgrade::control_only(host, &resolution, &translation, environment) {
+        translation.warnings.push(w);
+    }
     let mut conflicts = Vec::new();
     let mut already_set = Vec::new();
     for s in &translation.settings {

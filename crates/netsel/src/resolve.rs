@@ -27,7 +27,7 @@ use ipnet::IpNet;
 use serde::Serialize;
 
 use crate::grammar::{HumanName, Item, Mode, Network, Qualifier, Selection};
-use crate::host::{is_truescale, Host, Netdev, NetdevKind, VerbsDevice, VerbsKind, VerbsPort};
+use crate::host::{is_truescale, Gid, Host, Netdev, NetdevKind, VerbsDevice, VerbsKind, VerbsPort};
 
 /// An IP interface chosen for use.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
@@ -38,6 +38,10 @@ pub struct IpUse {
     pub addrs: Vec<IpNet>,
     /// The kind of netdev.
     pub kind: NetdevKind,
+    /// Its InfiniBand partition key, for an IPoIB netdev.
+    pub pkey: Option<u16>,
+    /// True for a Linux bridge.
+    pub is_bridge: bool,
     /// Qualifiers of the items that chose it (empty: no qualifier given).
     pub qualifiers: BTreeSet<Qualifier>,
     /// True when an item without qualifier chose it.
@@ -60,6 +64,8 @@ pub struct PortUse {
     pub driver: Option<String>,
     /// Netdevs behind the port.
     pub netdevs: Vec<String>,
+    /// The port's GID entries that name a netdev (RoCE).
+    pub gids: Vec<Gid>,
     /// The device's NUMA node, when sysfs gives it.
     pub numa_node: Option<u32>,
     /// Qualifiers of the items that chose it.
@@ -193,6 +199,9 @@ pub struct Resolution {
     pub unmatched: Vec<Unmatched>,
     /// What each `--enable` item reached (empty for `--disable`), in the order given.
     pub items: Vec<ItemMatch>,
+    /// The names of every netdev and RDMA device of the host, for knobs that match by
+    /// prefix (`FI_VERBS_DEVICE_NAME=mlx5_` must not also take a device left out).
+    pub devices: Vec<String>,
 }
 
 /// The selection leaves the host without any network.
@@ -481,6 +490,8 @@ fn ip_use(n: &Netdev, unqualified: bool, reasons: Vec<String>) -> IpUse {
         name: n.name.clone(),
         addrs: n.addrs.clone(),
         kind: n.kind,
+        pkey: n.pkey,
+        is_bridge: n.is_bridge,
         qualifiers: BTreeSet::new(),
         unqualified,
         reasons,
@@ -494,6 +505,7 @@ fn port_use(v: &VerbsDevice, p: &VerbsPort, unqualified: bool, reasons: Vec<Stri
         kind: v.kind,
         driver: v.driver.clone(),
         netdevs: p.netdevs.clone(),
+        gids: p.gids.clone(),
         numa_node: v.numa_node,
         qualifiers: BTreeSet::new(),
         unqualified,
@@ -688,6 +700,12 @@ pub fn resolve(selection: &Selection, host: &Host) -> Result<Resolution, NoNetwo
         left_out: candidates.left_out,
         unmatched: chosen.unmatched,
         items: chosen.items,
+        devices: host
+            .netdevs
+            .iter()
+            .map(|n| n.name.clone())
+            .chain(host.verbs.iter().map(|v| v.name.clone()))
+            .collect(),
     })
 }
 

@@ -11,6 +11,7 @@ use serde::Serialize;
 use crate::flavour::Flavour;
 use crate::grammar::Mode;
 use crate::host::VerbsKind;
+use crate::partition::{partition_number, scope, Scope};
 use crate::path::{choose, Chosen, Path, Provider};
 use crate::resolve::{LeftOut, Resolution};
 use crate::settings::{env, mca, Knob, Setting};
@@ -33,6 +34,11 @@ pub struct Translation {
     pub left_out: Vec<LeftOut>,
     /// Notes: the control path and launcher options.
     pub notes: Vec<String>,
+    /// What the selection loses on this host, each naming what was lost: a fast fabric
+    /// driven over TCP without `:tcp`, devices a one-value knob cannot hold (multi-rail),
+    /// a partition or VLAN that cannot reach RDMA, an interface the transport refuses.
+    /// Front ends print them as warnings; `--strict` makes them errors.
+    pub warnings: Vec<String>,
 }
 
 /// A selection that this flavour cannot honour on this host.
@@ -58,16 +64,43 @@ pub fn translate(res: &Resolution, flavour: Flavour) -> Result<Translation, Tran
         settings: Vec::new(),
         left_out: chosen.left_out.clone(),
         notes: Vec::new(),
+        warnings: Vec::new(),
+    };
+    let scope = scope(res, &chosen.ports);
+    t.warnings.extend(scope.warnings.iter().cloned());
+    let on = Job {
+        res,
+        chosen: &chosen,
+        scope: &scope,
     };
     match flavour {
-        Flavour::OpenMpi { .. } => open_mpi(res, &chosen, flavour, &mut t),
-        Flavour::Mpich { .. } => mpich(&chosen, &mut t),
-        Flavour::IntelMpi => intel(&chosen, &mut t),
-        Flavour::Mvapich2 => mvapich2(&chosen, &mut t),
-        Flavour::CrayMpich => cray_mpich(&chosen, &mut t),
+        Flavour::OpenMpi { .. } => open_mpi(&on, flavour, &mut t),
+        Flavour::Mpich { .. } => mpich(&on, &mut t),
+        Flavour::IntelMpi => intel(&on, &mut t),
+        Flavour::Mvapich2 => mvapich2(&on, &mut t),
+        Flavour::CrayMpich => cray_mpich(&on, &mut t),
     }
+    crate::downgrade::check(res, &chosen, flavour, &mut t.warnings);
     control_path_note(&chosen, flavour, &mut t);
+    for w in &mut t.warnings {
+        *w = format!("host {}: {w}", res.hostname);
+    }
     Ok(t)
+}
+
+/// What every translation step reads: the resolution, the chosen path and what the
+/// selected netdevs mean on its RDMA ports.
+struct Job<'a> {
+    res: &'a Resolution,
+    chosen: &'a Chosen,
+    scope: &'a Scope,
+}
+
+/// Leaves a selected target out because a knob holds fewer than were selected, and says
+/// so as a warning too: the selection asked for it.
+fn lose(t: &mut Translation, what: String, reason: String) {
+    t.warnings.push(format!("{what} is not used: {reason}"));
+    t.left_out.push(LeftOut { what, reason });
 }
 
 fn names(chosen: &Chosen) -> Vec<String> {
@@ -84,40 +117,78 @@ fn ucx_devices(chosen: &Chosen) -> String {
     v.join(",")
 }
 
-/// Keeps the first IP interface for a knob that takes one, leaving the rest out.
+/// Keeps the first IP interface for a knob that takes one; the rest are lost, said.
 fn first_ip(chosen: &Chosen, knob: &str, t: &mut Translation) -> Option<String> {
     let mut it = chosen.ip.iter();
     let first = it.next()?.name.clone();
     for u in it {
-        t.left_out.push(LeftOut {
-            what: u.name.clone(),
-            reason: format!("{knob} takes one interface; {first} was taken"),
-        });
+        lose(
+            t,
+            u.name.clone(),
+            format!("{knob} takes one interface; {first} was taken"),
+        );
     }
     Some(first)
 }
 
-fn first_port_device(
-    chosen: &Chosen,
-    knob: &str,
-    t: &mut Translation,
-) -> Option<(String, u32, Option<String>)> {
-    let mut it = chosen.ports.iter();
-    let first = it.next()?;
-    for p in it.filter(|p| p.device != first.device) {
-        t.left_out.push(LeftOut {
-            what: p.id(),
-            reason: format!("{knob} takes one device; {} was taken", first.device),
-        });
+/// The distinct devices of the chosen ports, in order.
+fn devices(chosen: &Chosen) -> Vec<String> {
+    let mut v: Vec<String> = Vec::new();
+    for p in &chosen.ports {
+        if !v.contains(&p.device) {
+            v.push(p.device.clone());
+        }
     }
-    Some((
-        first.device.clone(),
-        first.port,
-        first.netdevs.first().cloned(),
-    ))
+    v
 }
 
-fn ofi_settings(chosen: &Chosen, prov: Provider, t: &mut Translation) {
+/// A value for a knob that matches names by prefix (libfabric's `FI_VERBS_DEVICE_NAME`,
+/// `FI_VERBS_IFACE`: `strncasecmp` against the value's length before 2.6, a comma list of
+/// prefixes since): one name; several by their common prefix when it takes nothing else
+/// of the host (works with every version); else the list (2.6 and later), with a note.
+/// A prefix that also takes names left out (`mlx5_1` takes `mlx5_10`) is a warning.
+fn prefix_value(res: &Resolution, names: &[String], knob: &str, t: &mut Translation) -> String {
+    let takes_only = |prefix: &str| {
+        res.devices
+            .iter()
+            .filter(|d| {
+                d.to_ascii_lowercase()
+                    .starts_with(&prefix.to_ascii_lowercase())
+            })
+            .all(|d| names.iter().any(|n| n.eq_ignore_ascii_case(d)))
+    };
+    let common = names.iter().skip(1).fold(names[0].clone(), |acc, n| {
+        acc.chars()
+            .zip(n.chars())
+            .take_while(|(a, b)| a == b)
+            .map(|(a, _)| a)
+            .collect()
+    });
+    if names.len() > 1 && !common.is_empty() && takes_only(&common) {
+        return common;
+    }
+    for n in names.iter().filter(|n| !takes_only(n)) {
+        let also: Vec<&str> = res
+            .devices
+            .iter()
+            .filter(|d| d.starts_with(n.as_str()) && !names.contains(d))
+            .map(String::as_str)
+            .collect();
+        t.warnings.push(format!(
+            "{knob} matches by prefix: {n} also takes {}, which the selection leaves out",
+            also.join(", ")
+        ));
+    }
+    if names.len() > 1 {
+        t.notes.push(format!(
+            "{knob} lists {} names: libfabric reads a list from 2.6; an older one takes the value as one prefix and finds no device, and the job stops",
+            names.len()
+        ));
+    }
+    names.join(",")
+}
+fn ofi_settings(on: &Job, prov: Provider, t: &mut Translation) {
+    let chosen = on.chosen;
     t.settings.push(
         env(
             "FI_PROVIDER",
@@ -136,22 +207,7 @@ fn ofi_settings(chosen: &Chosen, prov: Provider, t: &mut Translation) {
                 ));
             }
         }
-        Provider::Verbs => {
-            if let Some((dev, _, netdev)) = first_port_device(chosen, "FI_VERBS_DEVICE_NAME", t) {
-                t.settings.push(env(
-                    "FI_VERBS_DEVICE_NAME",
-                    dev,
-                    "libfabric verbs provider: the selected device",
-                ));
-                if let Some(n) = netdev {
-                    t.settings.push(env(
-                        "FI_VERBS_IFACE",
-                        n,
-                        "libfabric verbs provider: the netdev of the selected port (connection setup)",
-                    ));
-                }
-            }
-        }
+        Provider::Verbs => verbs_devices(on, t),
         Provider::Efa => {
             // FI_EFA_IFACE takes a list: every selected device stays (multi-rail).
             let mut devices: Vec<&str> = chosen.ports.iter().map(|p| p.device.as_str()).collect();
@@ -178,7 +234,88 @@ fn ofi_settings(chosen: &Chosen, prov: Provider, t: &mut Translation) {
             }
         }
         Provider::Opx => opx_hfi_select(chosen, t),
-        Provider::Usnic | Provider::Psm2 => {}
+        Provider::Psm2 => psm2_devices(chosen, t),
+        Provider::Usnic => {}
+    }
+}
+
+/// libfabric verbs: every selected device (`FI_VERBS_DEVICE_NAME`), connections set up on
+/// the netdev the selection names behind each port (`FI_VERBS_IFACE`: an IPoIB child
+/// such as `ib0.8001` puts the connections in its partition, a VLAN netdev on its VLAN),
+/// and the RoCE v2 GID of a selected VLAN (`FI_VERBS_GID_IDX`, fi_verbs(7)).
+fn verbs_devices(on: &Job, t: &mut Translation) {
+    let devs = devices(on.chosen);
+    if devs.is_empty() {
+        return;
+    }
+    let value = prefix_value(on.res, &devs, "FI_VERBS_DEVICE_NAME", t);
+    t.settings.push(env(
+        "FI_VERBS_DEVICE_NAME",
+        value,
+        "libfabric verbs provider: the selected devices",
+    ));
+    let mut netdevs: Vec<String> = Vec::new();
+    for p in &on.chosen.ports {
+        if let Some(n) = on.scope.netdev_of(&p.id()) {
+            if !netdevs.iter().any(|x| x == n) {
+                netdevs.push(n.to_string());
+            }
+        }
+    }
+    if !netdevs.is_empty() {
+        let value = prefix_value(on.res, &netdevs, "FI_VERBS_IFACE", t);
+        t.settings.push(env(
+            "FI_VERBS_IFACE",
+            value,
+            "libfabric verbs provider: the netdevs of the selected ports (connection setup; a partition's or VLAN's netdev keeps the connections in it)",
+        ));
+    }
+    if let Some(g) = on.scope.gid_index {
+        t.settings.push(env(
+            "FI_VERBS_GID_IDX",
+            g.to_string(),
+            "libfabric verbs provider: the RoCE v2 GID of the selected VLAN netdev",
+        ));
+    }
+}
+
+/// PSM2 (Open MPI's `mtl psm2`, libfabric's `psm2`): one HFI by `HFI_UNIT`/`HFI_PORT`;
+/// several by PSM2's multi-rail (`PSM2_MULTIRAIL=1`, `PSM2_MULTIRAIL_MAP=unit:port,…`, as
+/// Open MPI's documentation of Omni-Path gives them), so every selected HFI is used.
+fn psm2_devices(chosen: &Chosen, t: &mut Translation) {
+    let rails: Vec<(String, u32, String)> = chosen
+        .ports
+        .iter()
+        .filter(|p| p.kind == VerbsKind::OmniPath)
+        .map(|p| (hfi_unit(&p.device), p.port, p.device.clone()))
+        .collect();
+    match &rails[..] {
+        [] => {}
+        [(unit, port, device)] => {
+            t.settings.push(env(
+                "HFI_UNIT",
+                unit.clone(),
+                format!("PSM2: the HFI of {device}"),
+            ));
+            t.settings
+                .push(env("HFI_PORT", port.to_string(), "PSM2: the selected port"));
+        }
+        several => {
+            t.settings.push(env(
+                "PSM2_MULTIRAIL",
+                "1",
+                "PSM2: multi-rail, every selected HFI",
+            ));
+            t.settings.push(env(
+                "PSM2_MULTIRAIL_MAP",
+                several
+                    .iter()
+                    .map(|(u, p, _)| format!("{u}:{p}"))
+                    .collect::<Vec<_>>()
+                    .join(","),
+                "PSM2: the rails, as unit:port",
+            ));
+        }
     }
 }
 
@@ -216,12 +353,13 @@ fn opx_hfi_select(chosen: &Chosen, t: &mut Translation) {
         ));
     } else {
         for (d, _) in hfis.iter().skip(1) {
-            t.left_out.push(LeftOut {
-                what: (*d).to_string(),
-                reason: format!(
+            lose(
+                t,
+                (*d).to_string(),
+                format!(
                     "FI_OPX_HFI_SELECT spreads HFIs by NUMA node, and the selected HFIs do not each have one of their own; {first} was taken"
                 ),
-            });
+            );
         }
         t.settings.push(env(
             "FI_OPX_HFI_SELECT",
@@ -243,14 +381,15 @@ fn opx_hfi_select(chosen: &Chosen, t: &mut Translation) {
 
 /// Open MPI: the PML (and BTLs or MTL) of the chosen path, their interface and device
 /// lists, then the one-sided and collective components.
-fn open_mpi(res: &Resolution, chosen: &Chosen, flavour: Flavour, t: &mut Translation) {
+fn open_mpi(on: &Job, flavour: Flavour, t: &mut Translation) {
     let sm = if flavour.is_ompi5() { "sm" } else { "vader" };
+    let chosen = on.chosen;
     match chosen.path {
-        Path::Ob1 => open_mpi_ob1(res, chosen, sm, t),
-        Path::Ucx | Path::UcxTcp | Path::UcxVerbs | Path::IntelMlx => open_mpi_ucx(chosen, sm, t),
+        Path::Ob1 => open_mpi_ob1(on, sm, t),
+        Path::Ucx | Path::UcxTcp | Path::UcxVerbs | Path::IntelMlx => open_mpi_ucx(on, sm, t),
         Path::CmPsm2 => open_mpi_psm2(chosen, sm, t),
         Path::CmPsm => open_mpi_psm(chosen, sm, t),
-        Path::Ofi(prov) => open_mpi_ofi(chosen, prov, sm, t),
+        Path::Ofi(prov) => open_mpi_ofi(on, prov, sm, t),
         Path::NemesisTcp | Path::Mvapich2Verbs => {}
     }
     open_mpi_one_sided_and_collectives(chosen, flavour, t);
@@ -281,7 +420,8 @@ fn open_mpi_net_free_btl(sm: &str) -> Setting {
 
 /// `pml ob1`: the BTLs of the selected networks (tcp, openib, usnic) and each one's
 /// interface or device list.
-fn open_mpi_ob1(res: &Resolution, chosen: &Chosen, sm: &str, t: &mut Translation) {
+fn open_mpi_ob1(on: &Job, sm: &str, t: &mut Translation) {
+    let (res, chosen) = (on.res, on.chosen);
     t.settings.push(open_mpi_pml(chosen, "ob1"));
     let mut btls = vec!["self".to_string(), sm.to_string()];
     let has = |k: &[VerbsKind]| chosen.ports.iter().any(|p| k.contains(&p.kind));
@@ -300,7 +440,7 @@ fn open_mpi_ob1(res: &Resolution, chosen: &Chosen, sm: &str, t: &mut Translation
         "include list: self and shared memory kept, plus the network BTLs selected",
     ));
     open_mpi_tcp_interfaces(res, chosen, t);
-    open_mpi_openib_ports(chosen, t);
+    open_mpi_openib_ports(on, t);
     open_mpi_usnic_devices(chosen, t);
 }
 
@@ -337,7 +477,8 @@ fn open_mpi_tcp_interfaces(res: &Resolution, chosen: &Chosen, t: &mut Translatio
 }
 
 /// The openib BTL's `dev:port` list and what InfiniBand, RoCE and iWARP need besides.
-fn open_mpi_openib_ports(chosen: &Chosen, t: &mut Translation) {
+fn open_mpi_openib_ports(on: &Job, t: &mut Translation) {
+    let chosen = on.chosen;
     let has = |k: &[VerbsKind]| chosen.ports.iter().any(|p| k.contains(&p.kind));
     let openib: Vec<String> = chosen
         .ports
@@ -368,6 +509,39 @@ fn open_mpi_openib_ports(chosen: &Chosen, t: &mut Translation) {
                 "RoCE and iWARP connect through RDMA CM",
             ));
         }
+        if let Some(k) = on.scope.pkey {
+            t.settings.push(mca(
+                "btl_openib_ib_pkey_val",
+                format!("0x{:x}", partition_number(k)),
+                "openib BTL: the partition of the selected IPoIB netdev",
+            ));
+        }
+        if let Some(g) = on.scope.gid_index {
+            t.settings.push(mca(
+                "btl_openib_gid_index",
+                g.to_string(),
+                "openib BTL: the RoCE v2 GID of the selected VLAN netdev",
+            ));
+        }
+    }
+}
+
+/// UCX's partition and GID of the selected netdevs (`UCX_IB_PKEY` takes the partition
+/// number, 0 to 0x7fff; `UCX_IB_GID_INDEX` the GID index).
+fn ucx_scope(scope: &Scope, t: &mut Translation) {
+    if let Some(k) = scope.pkey {
+        t.settings.push(env(
+            "UCX_IB_PKEY",
+            format!("0x{:x}", partition_number(k)),
+            "UCX: the partition of the selected IPoIB netdev",
+        ));
+    }
+    if let Some(g) = scope.gid_index {
+        t.settings.push(env(
+            "UCX_IB_GID_INDEX",
+            g.to_string(),
+            "UCX: the RoCE v2 GID of the selected VLAN netdev",
+        ));
     }
 }
 
@@ -393,7 +567,8 @@ fn open_mpi_usnic_devices(chosen: &Chosen, t: &mut Translation) {
 
 /// `pml ucx`: shared memory and loopback BTLs only, the gate of pml ucx opened where the
 /// selection is not mlx* RDMA, and UCX's device list.
-fn open_mpi_ucx(chosen: &Chosen, sm: &str, t: &mut Translation) {
+fn open_mpi_ucx(on: &Job, sm: &str, t: &mut Translation) {
+    let chosen = on.chosen;
     t.settings.push(open_mpi_pml(chosen, "ucx"));
     t.settings.push(open_mpi_net_free_btl(sm));
     // Open MPI's pml ucx refuses to run unless it sees an mlx* device with an
@@ -410,6 +585,7 @@ fn open_mpi_ucx(chosen: &Chosen, sm: &str, t: &mut Translation) {
         ucx_devices(chosen),
         "UCX: only these devices (dev:port for RDMA, interface names for TCP)",
     ));
+    ucx_scope(on.scope, t);
 }
 
 /// `pml cm` with `mtl psm2` (Omni-Path): the HFI unit and port.
@@ -418,19 +594,7 @@ fn open_mpi_psm2(chosen: &Chosen, sm: &str, t: &mut Translation) {
     t.settings
         .push(mca("mtl", "psm2", "Omni-Path through PSM2"));
     t.settings.push(open_mpi_net_free_btl(sm));
-    if let Some(p) = chosen.ports.first() {
-        let unit = p.device.rsplit('_').next().unwrap_or("0").to_string();
-        t.settings.push(env(
-            "HFI_UNIT",
-            unit,
-            format!("PSM2: the HFI of {}", p.device),
-        ));
-        t.settings.push(env(
-            "HFI_PORT",
-            p.port.to_string(),
-            "PSM2: the selected port",
-        ));
-    }
+    psm2_devices(chosen, t);
 }
 
 /// `pml cm` with `mtl psm` (TrueScale): the unit and port.
@@ -468,7 +632,8 @@ fn open_mpi_psm(chosen: &Chosen, sm: &str, t: &mut Translation) {
 }
 
 /// `pml cm` with `mtl ofi`: the provider, then libfabric's own settings.
-fn open_mpi_ofi(chosen: &Chosen, prov: Provider, sm: &str, t: &mut Translation) {
+fn open_mpi_ofi(on: &Job, prov: Provider, sm: &str, t: &mut Translation) {
+    let chosen = on.chosen;
     t.settings.push(open_mpi_pml(chosen, "cm"));
     t.settings.push(mca("mtl", "ofi", "the OFI MTL"));
     t.settings.push(open_mpi_net_free_btl(sm));
@@ -491,7 +656,7 @@ fn open_mpi_ofi(chosen: &Chosen, prov: Provider, sm: &str, t: &mut Translation) 
             .excluding(Knob::Mca("mtl_ofi_provider_exclude".into())),
         );
     }
-    ofi_settings(chosen, prov, t);
+    ofi_settings(on, prov, t);
 }
 
 /// One-sided and collective components that move data themselves, steered with the rest:
@@ -556,7 +721,8 @@ fn open_mpi_one_sided_and_collectives(chosen: &Chosen, flavour: Flavour, t: &mut
     ));
 }
 
-fn mpich(chosen: &Chosen, t: &mut Translation) {
+fn mpich(on: &Job, t: &mut Translation) {
+    let chosen = on.chosen;
     match chosen.path {
         Path::Ucx | Path::UcxTcp | Path::UcxVerbs => {
             t.settings.push(env(
@@ -577,8 +743,9 @@ fn mpich(chosen: &Chosen, t: &mut Translation) {
                 )),
                 _ => {}
             }
+            ucx_scope(on.scope, t);
         }
-        Path::Ofi(prov) => ofi_settings(chosen, prov, t),
+        Path::Ofi(prov) => ofi_settings(on, prov, t),
         Path::NemesisTcp => {
             if let Some(i) = first_ip(chosen, "MPIR_CVAR_NEMESIS_TCP_NETWORK_IFACE", t) {
                 t.settings.push(env(
@@ -592,7 +759,8 @@ fn mpich(chosen: &Chosen, t: &mut Translation) {
     }
 }
 
-fn intel(chosen: &Chosen, t: &mut Translation) {
+fn intel(on: &Job, t: &mut Translation) {
+    let chosen = on.chosen;
     t.settings.push(env(
         "I_MPI_FABRICS",
         "shm:ofi",
@@ -613,6 +781,7 @@ fn intel(chosen: &Chosen, t: &mut Translation) {
                 ucx_devices(chosen),
                 "UCX under the mlx provider: only these devices",
             ));
+            ucx_scope(on.scope, t);
         }
         Path::Ofi(prov) => {
             t.settings.push(env(
@@ -620,9 +789,16 @@ fn intel(chosen: &Chosen, t: &mut Translation) {
                 prov.fi_name(),
                 "Intel MPI: only this libfabric provider",
             ));
-            ofi_settings(chosen, prov, t);
+            ofi_settings(on, prov, t);
         }
         _ => {}
+    }
+    if devices(chosen).len() > 1 {
+        t.settings.push(env(
+            "I_MPI_MULTIRAIL",
+            "1",
+            "Intel MPI: use every selected NIC (multi-rail; ranks are pinned to the nearest)",
+        ));
     }
 }
 
@@ -631,7 +807,8 @@ fn intel(chosen: &Chosen, t: &mut Translation) {
 /// per node are available, MPI attempts to use them all"), one per rank, placed by
 /// `MPICH_OFI_NIC_POLICY` (`BLOCK` by default): the device list keeps every selected NIC,
 /// and a note names the NUMA nodes for `MPICH_OFI_NIC_POLICY=NUMA`.
-fn cray_mpich(chosen: &Chosen, t: &mut Translation) {
+fn cray_mpich(on: &Job, t: &mut Translation) {
+    let chosen = on.chosen;
     let Path::Ofi(prov) = chosen.path else {
         return;
     };
@@ -640,7 +817,7 @@ fn cray_mpich(chosen: &Chosen, t: &mut Translation) {
         prov.fi_name(),
         "Cray MPICH: only this libfabric provider",
     ));
-    ofi_settings(chosen, prov, t);
+    ofi_settings(on, prov, t);
     let mut nics: Vec<(&str, Option<u32>)> = chosen
         .ports
         .iter()
@@ -663,7 +840,8 @@ fn cray_mpich(chosen: &Chosen, t: &mut Translation) {
     }
 }
 
-fn mvapich2(chosen: &Chosen, t: &mut Translation) {
+fn mvapich2(on: &Job, t: &mut Translation) {
+    let chosen = on.chosen;
     let mut devs: Vec<String> = chosen.ports.iter().map(|p| p.device.clone()).collect();
     devs.dedup();
     t.settings.push(env(
@@ -678,11 +856,26 @@ fn mvapich2(chosen: &Chosen, t: &mut Translation) {
             "MVAPICH2: the selected port",
         ));
         for p in chosen.ports.iter().filter(|p| p.port != first.port) {
-            t.left_out.push(LeftOut {
-                what: p.id(),
-                reason: format!("MV2_DEFAULT_PORT takes one port; {} was taken", first.port),
-            });
+            lose(
+                t,
+                p.id(),
+                format!("MV2_DEFAULT_PORT takes one port; {} was taken", first.port),
+            );
         }
+    }
+    if let Some(k) = on.scope.pkey {
+        t.settings.push(env(
+            "MV2_DEFAULT_PKEY",
+            format!("0x{k:04x}"),
+            "MVAPICH2: the partition of the selected IPoIB netdev",
+        ));
+    }
+    if let Some(g) = on.scope.gid_index {
+        t.settings.push(env(
+            "MV2_DEFAULT_GID_INDEX",
+            g.to_string(),
+            "MVAPICH2: the RoCE v2 GID of the selected VLAN netdev",
+        ));
     }
     if chosen.ports.iter().any(|p| p.kind == VerbsKind::Roce) {
         t.settings

@@ -197,6 +197,7 @@ fn the_link_layer_decides_the_network_the_driver_only_omni_path() {
         link_layer: Some(ll.into()),
         state: Some("4: ACTIVE".into()),
         netdevs: vec![],
+        gids: vec![],
     };
     let ib = [port("InfiniBand")];
     let eth = [port("Ethernet")];

@@ -168,6 +168,8 @@ fn eth_falls_back_to_virtual_links_only_where_no_nic_exists() {
         master: None,
         lower: vec![],
         addrs: vec![addr.parse().unwrap()],
+        pkey: None,
+        is_bridge: false,
     };
     let mut namespace = Host {
         hostname: "h1".into(),
@@ -201,6 +203,8 @@ fn interfaces_come_in_kernel_order_not_name_order() {
         master: None,
         lower: vec![],
         addrs: vec![addr.parse().unwrap()],
+        pkey: None,
+        is_bridge: false,
     };
     let host = Host {
         hostname: "h1".into(),

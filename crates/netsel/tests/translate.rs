@@ -140,6 +140,8 @@ fn open_mpi_41_paths() {
                 "OMPI_MCA_btl=self,vader",
                 "OMPI_MCA_mtl_ofi_provider_include=psm2",
                 "FI_PROVIDER=psm2",
+                "HFI_UNIT=0",
+                "HFI_PORT=1",
             ],
         ),
         (
@@ -254,7 +256,12 @@ fn mpich_devices() {
                 "FI_VERBS_IFACE=ib0",
             ],
         ),
-        ("opa", "--enable opa", "mpich-ofi", &["FI_PROVIDER=psm2"]),
+        (
+            "opa",
+            "--enable opa",
+            "mpich-ofi",
+            &["FI_PROVIDER=psm2", "HFI_UNIT=0", "HFI_PORT=1"],
+        ),
         (
             "usnic",
             "--enable usnic",
@@ -930,6 +937,7 @@ fn efa_goes_through_the_efa_provider_with_every_selected_device() {
             "I_MPI_OFI_PROVIDER=efa",
             "FI_PROVIDER=efa",
             "FI_EFA_IFACE=efa_0,efa_1",
+            "I_MPI_MULTIRAIL=1",
         ])
     );
     // One device by name, with or without the qualifier; the rest by --disable.
@@ -1004,7 +1012,8 @@ fn slingshot_goes_through_cxi_with_every_selected_nic() {
                 "I_MPI_FABRICS=shm:ofi",
                 "I_MPI_OFI_PROVIDER=cxi",
                 "FI_PROVIDER=cxi",
-                all
+                all,
+                "I_MPI_MULTIRAIL=1"
             ]),
             "{args}"
         );
@@ -1131,7 +1140,7 @@ fn omni_path_express_is_taken_when_asked_for() {
     // Without the qualifier, PSM2 as before.
     assert_eq!(
         settings("opa", "--enable opa", "mpich-ofi"),
-        strs(&["FI_PROVIDER=psm2"])
+        strs(&["FI_PROVIDER=psm2", "HFI_UNIT=0", "HFI_PORT=1"])
     );
     // Two HFIs, NUMA nodes 0 and 1: both kept, by NUMA node; one named: that one.
     assert_eq!(
@@ -1150,4 +1159,215 @@ fn omni_path_express_is_taken_when_asked_for() {
     assert!(e.contains("no `opx` path"), "{e}");
     let e = error("opa", "--enable opa:opx", "cray-mpich");
     assert!(e.contains("no `opx` path"), "{e}");
+}
+
+/// The warnings of a plan (unmatched items and what the translation loses).
+fn warnings(fixture_name: &str, args: &str, flavour: &str) -> Vec<String> {
+    let r = plan_on(fixture_name, args, flavour)
+        .unwrap_or_else(|e| panic!("{fixture_name} {args} {flavour}: {e}"));
+    netsel::format::report_warnings(&r)
+}
+
+/// An IPoIB child (`ib0.8001`, fixture `ib-pkey`) puts the RDMA traffic in its partition
+/// on every flavour: UCX's partition number, openib's, MVAPICH2's key, libfabric verbs by
+/// the child netdev; the parent or the HCA by name keeps the default partition.
+#[test]
+fn an_ipoib_child_sets_its_partition_for_rdma() {
+    assert_eq!(
+        settings("ib-pkey", "--enable ib0.8001", "mpich-ucx"),
+        strs(&["UCX_NET_DEVICES=mlx5_0:1,ib0.8001", "UCX_IB_PKEY=0x1"])
+    );
+    assert_eq!(
+        settings("ib-pkey", "--enable ib0.8001", "openmpi-4.1"),
+        strs(&[
+            "OMPI_MCA_pml=ucx",
+            "OMPI_MCA_btl=self,vader",
+            "OMPI_MCA_pml_ucx_tls=any",
+            "OMPI_MCA_pml_ucx_devices=any",
+            "UCX_NET_DEVICES=mlx5_0:1,ib0.8001",
+            "UCX_IB_PKEY=0x1"
+        ])
+    );
+    assert_eq!(
+        settings("ib-pkey", "--enable ib0.8001:verbs", "openmpi-4.1"),
+        strs(&[
+            "OMPI_MCA_pml=ob1",
+            "OMPI_MCA_btl=self,vader,openib",
+            "OMPI_MCA_btl_openib_if_include=mlx5_0:1",
+            "OMPI_MCA_btl_openib_allow_ib=1",
+        ]),
+        ":verbs keeps the port alone, so no netdev names a partition"
+    );
+    assert_eq!(
+        settings("ib-pkey", "--enable ib0.8001", "mpich-ofi"),
+        strs(&[
+            "FI_PROVIDER=verbs;ofi_rxm",
+            "FI_VERBS_DEVICE_NAME=mlx5_0",
+            "FI_VERBS_IFACE=ib0.8001"
+        ])
+    );
+    assert_eq!(
+        settings("ib-pkey", "--enable ib0.8001", "mvapich2"),
+        strs(&[
+            "MV2_IBA_HCA=mlx5_0",
+            "MV2_DEFAULT_PORT=1",
+            "MV2_DEFAULT_PKEY=0x8001"
+        ])
+    );
+    // The default partition: no key.
+    for args in ["--enable ib0", "--enable ib", "--enable mlx5_0"] {
+        let s = settings("ib-pkey", args, "mpich-ucx");
+        assert!(!s.iter().any(|s| s.contains("PKEY")), "{args}: {s:?}");
+    }
+    // Both partitions named: the default kept, said.
+    let w = warnings("ib-pkey", "--enable ib0,ib0.8001", "mpich-ucx");
+    assert!(
+        w.iter()
+            .any(|w| w.contains("several partitions") && w.contains("ib0.8001 0x8001")),
+        "{w:?}"
+    );
+}
+
+/// A RoCE VLAN netdev (`bond0.200` over `mlx5_bond_0`, fixture `roce-vlan`) sets the
+/// index of its RoCE v2 GID with its IPv4 address (7), read from the port's GID table.
+#[test]
+fn a_roce_vlan_sets_its_rocev2_gid_index() {
+    assert_eq!(
+        settings("roce-vlan", "--enable bond0.200", "mpich-ucx"),
+        strs(&[
+            "UCX_NET_DEVICES=mlx5_bond_0:1,bond0.200",
+            "UCX_IB_GID_INDEX=7"
+        ])
+    );
+    assert_eq!(
+        settings("roce-vlan", "--enable bond0.200", "mpich-ofi"),
+        strs(&[
+            "FI_PROVIDER=verbs;ofi_rxm",
+            "FI_VERBS_DEVICE_NAME=mlx5_bond_0",
+            "FI_VERBS_IFACE=bond0.200",
+            "FI_VERBS_GID_IDX=7"
+        ])
+    );
+    assert_eq!(
+        settings("roce-vlan", "--enable bond0", "mpich-ucx"),
+        strs(&["UCX_NET_DEVICES=mlx5_bond_0:1,bond0", "UCX_IB_GID_INDEX=3"])
+    );
+    let s = settings("roce-vlan", "--enable bond0.200:verbs", "openmpi-4.1");
+    assert!(
+        !s.iter().any(|s| s.contains("gid_index")),
+        ":verbs keeps the port alone: {s:?}"
+    );
+    let s = settings("roce-vlan", "--enable 10.41.0.0/24", "mvapich2");
+    assert!(s.contains(&"MV2_DEFAULT_GID_INDEX=7".to_string()), "{s:?}");
+}
+
+/// Four InfiniBand rails (fixture `ib-4rail`): every rail kept by every flavour that can
+/// hold several, in the form the library reads; a one-value knob that loses rails says so.
+#[test]
+fn every_rail_is_kept_or_the_loss_is_said() {
+    // libfabric verbs: the devices as a list (their common prefix `mlx5_` would also take
+    // the RoCE NIC mlx5_4), the netdevs by their prefix `ib`.
+    let r = plan_on("ib-4rail", "--enable ib", "mpich-ofi").unwrap();
+    let s: Vec<String> = r
+        .translation
+        .settings
+        .iter()
+        .map(|s| format!("{}={}", s.env, s.value))
+        .collect();
+    assert_eq!(
+        s,
+        strs(&[
+            "FI_PROVIDER=verbs;ofi_rxm",
+            "FI_VERBS_DEVICE_NAME=mlx5_0,mlx5_1,mlx5_2,mlx5_3",
+            "FI_VERBS_IFACE=ib"
+        ])
+    );
+    assert!(
+        r.translation.notes.iter().any(|n| n.contains("from 2.6")),
+        "{:?}",
+        r.translation.notes
+    );
+    assert!(
+        r.translation.warnings.is_empty(),
+        "{:?}",
+        r.translation.warnings
+    );
+    // Every device of the host: the common prefix, which every version reads.
+    assert_eq!(
+        settings("ib-4rail", "--disable eth0", "mpich-ofi")[1],
+        "FI_VERBS_DEVICE_NAME=mlx5_",
+    );
+    // UCX and Intel MPI keep all four.
+    assert_eq!(
+        settings("ib-4rail", "--enable ib", "mpich-ucx"),
+        strs(&["UCX_NET_DEVICES=mlx5_0:1,mlx5_1:1,mlx5_2:1,mlx5_3:1"])
+    );
+    assert!(settings("ib-4rail", "--enable ib", "intel").contains(&"I_MPI_MULTIRAIL=1".into()));
+    // MPICH's ch3:nemesis takes one interface: the other rails are lost, said.
+    let w = warnings("ib-4rail", "--enable ib:tcp", "mpich-nemesis");
+    assert_eq!(w.len(), 3, "{w:?}");
+    assert!(
+        w[0].starts_with("host node-rails: ib1 is not used: MPIR_CVAR_NEMESIS_TCP_NETWORK_IFACE takes one interface"),
+        "{w:?}"
+    );
+    // PSM2 with two HFIs: PSM2's multi-rail.
+    assert_eq!(
+        settings("opa-dual", "--enable opa", "mpich-ofi"),
+        strs(&[
+            "FI_PROVIDER=psm2",
+            "PSM2_MULTIRAIL=1",
+            "PSM2_MULTIRAIL_MAP=0:1,1:1"
+        ])
+    );
+}
+
+/// Never downgraded in silence: a fast fabric over TCP without `:tcp`, a bridge given to
+/// UCX, an empty device list, the launcher's control network alone.
+#[test]
+fn downgrades_are_said() {
+    // Omni-Path under MPICH over UCX: the HFI is reached only as IPoIB.
+    let w = warnings("opa", "--disable eth0", "mpich-ucx");
+    assert!(
+        w.iter().any(
+            |w| w.contains("hfi1_0:1 (omnipath) is driven over TCP on ib0")
+                && w.contains("`ib0:tcp`")
+        ),
+        "{w:?}"
+    );
+    assert!(warnings("opa", "--enable ib0:tcp", "mpich-ucx").is_empty());
+    // Slingshot under UCX: every NIC over TCP on its hsn netdev.
+    let w = warnings("slingshot", "--disable nmn0", "mpich-ucx");
+    assert_eq!(
+        w.iter()
+            .filter(|w| w.contains("(slingshot) is driven over TCP"))
+            .count(),
+        4,
+        "{w:?}"
+    );
+    assert!(warnings("slingshot", "--disable nmn0", "cray-mpich").is_empty());
+    // A bridge under UCX.
+    let w = warnings("bond", "--enable docker0", "mpich-ucx");
+    assert!(w.iter().any(|w| w.contains("docker0 is a bridge")), "{w:?}");
+    assert!(warnings("bond", "--enable docker0", "openmpi-4.1").is_empty());
+    // Nothing the library can reach: an error, never an empty list.
+    let e = error("efa", "--disable ens5", "mpich-ucx");
+    assert!(
+        e.contains("can reach none of what --disable leaves (efa_0:1, efa_1:1)")
+            && e.contains("which UCX does not use"),
+        "{e}"
+    );
+    // Only the launcher's control network left (Slurm's launch node on nmn0's subnet).
+    let env = environment(&[("SLURM_LAUNCH_NODE_IPADDR", "10.252.0.1")]);
+    let flavour: Flavour = "cray-mpich".parse().unwrap();
+    let host = host("slingshot");
+    let r = plan(&sel("--enable eth"), flavour, &host, &env).unwrap();
+    let w = netsel::format::report_warnings(&r);
+    assert!(
+        w.iter().any(|w| w
+            .contains("leaves only nmn0, the network of the launcher's control connections")
+            && w.contains("cxi0:1")),
+        "{w:?}"
+    );
+    let r = plan(&sel("--enable slingshot"), flavour, &host, &env).unwrap();
+    assert!(netsel::format::report_warnings(&r).is_empty());
 }

@@ -16,7 +16,7 @@ pub struct NetError {
     /// The message, printed after `xylem: ` (nothing when it is empty).
     pub message: String,
     /// The exit code: 2 for bad input (a malformed selection, an unknown flavour in
-    /// `--mpi` or `$XYLEM_MPI`, an unmatched item under `--strict`), 1 for a host that
+    /// `--mpi` or `$XYLEM_MPI`, a warning under `--strict`), 1 for a host that
     /// cannot honour the selection or when standard output cannot be written, 141 when it
     /// is a closed pipe, 127 when the program cannot be executed.
     pub code: u8,
@@ -103,9 +103,10 @@ fn discover(sysfs: Option<&std::path::Path>) -> Result<Host, NetError> {
     d.discover().map_err(|e| NetError::new(1, e.to_string()))
 }
 
-/// Resolves and plans on this host. Items that match nothing usable are named on stderr
-/// (when `warn`; the text report names them too) and, with `--strict`, refuse the
-/// selection with exit 2.
+/// Resolves and plans on this host. Items that match nothing usable, and what the
+/// translation loses (a fast fabric over TCP, rails a knob cannot hold, a partition or
+/// VLAN that cannot reach RDMA), are named on stderr (when `warn`; the text report names
+/// them too) and, with `--strict`, refuse the selection with exit 2.
 fn resolve(args: &SelectionArgs, warn: bool) -> Result<Report, NetError> {
     let selection = Selection::from_switches(
         args.network.enable.as_deref(),
@@ -121,37 +122,56 @@ fn resolve(args: &SelectionArgs, warn: bool) -> Result<Report, NetError> {
         },
     };
     let host = discover(args.sysfs.as_deref())?;
-    let warnings = match netsel::resolve(&selection, &host) {
-        Ok(res) => selection_warnings(&res),
-        Err(none) => none.unmatched.iter().map(|u| u.warning()).collect(),
+    let environment: BTreeMap<String, String> = std::env::vars().collect();
+    let planned = plan(&selection, flavour, &host, &environment);
+    // The items that matched nothing, then what the translation loses on this host.
+    let unmatched: Vec<String> = match &planned {
+        Ok(report) => selection_warnings(&report.resolution),
+        Err(_) => match netsel::resolve(&selection, &host) {
+            Ok(res) => selection_warnings(&res),
+            Err(none) => none.unmatched.iter().map(|u| u.warning()).collect(),
+        },
     };
-    let print = || {
-        for w in &warnings {
+    let lost: Vec<String> = planned
+        .as_ref()
+        .map(|r| r.translation.warnings.clone())
+        .unwrap_or_default();
+    if warn || args.network.strict || planned.is_err() {
+        // A failed plan has no report to carry them: say them here.
+        for w in unmatched.iter().chain(&lost) {
             outfile::eprintln!("xylem: {w}");
         }
-    };
-    if warn || args.network.strict {
-        print();
     }
-    if args.network.strict && !warnings.is_empty() {
+    if args.network.strict && !(unmatched.is_empty() && lost.is_empty()) {
+        let mut parts = Vec::new();
+        if !unmatched.is_empty() {
+            parts.push(format!(
+                "{} of {selection} {} nothing on host {}",
+                plural(unmatched.len(), "item", "items"),
+                if unmatched.len() == 1 {
+                    "selects"
+                } else {
+                    "select"
+                },
+                host.hostname
+            ));
+        }
+        if !lost.is_empty() {
+            parts.push(format!(
+                "{selection} loses on host {} what {} name",
+                host.hostname,
+                plural(lost.len(), "warning", "warnings"),
+            ));
+        }
         return Err(NetError::new(
             2,
             format!(
-                "--strict: {} of {selection} {} nothing on host {} (see the warnings above); fix the list or drop --strict",
-                plural(warnings.len(), "item", "items"),
-                if warnings.len() == 1 { "selects" } else { "select" },
-                host.hostname
+                "--strict: {} (see the warnings above); fix the list or drop --strict",
+                parts.join("; ")
             ),
         ));
     }
-    let environment: BTreeMap<String, String> = std::env::vars().collect();
-    plan(&selection, flavour, &host, &environment).map_err(|e| {
-        // No report will carry them: say them here.
-        if !warn {
-            print();
-        }
-        NetError::from(e)
-    })
+    planned.map_err(NetError::from)
 }
 
 fn plural(n: usize, one: &str, many: &str) -> String {

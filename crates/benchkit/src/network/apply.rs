@@ -33,6 +33,10 @@ pub struct Applied {
     /// One line per item that matches nothing usable on this host, or that can never be
     /// selected ([`netsel::format::selection_warnings`]).
     pub warnings: Vec<String>,
+    /// What the translation loses on this host (a fast fabric over TCP, rails a knob
+    /// cannot hold, a partition or VLAN that cannot reach RDMA): [`netsel::Translation`]'s
+    /// warnings, each naming its host.
+    pub losses: Vec<String>,
     /// This host's selected networks ([`netsel::HostNetworks::encode`]).
     pub networks: String,
     /// What the selection resolved to here, for the documents.
@@ -115,6 +119,7 @@ pub fn apply(enable: Option<&str>, disable: Option<&str>) -> Outcome {
             settings.join(" ")
         ),
         warnings: netsel::format::selection_warnings(&report.resolution),
+        losses: report.translation.warnings.clone(),
         networks: networks.encode(),
         host,
         record: None,
@@ -195,6 +200,7 @@ pub fn payload(applied: &Applied) -> String {
     let p = Payload {
         networks: applied.networks.clone(),
         warnings: applied.warnings.clone(),
+        losses: applied.losses.clone(),
         host: applied.host.clone(),
     };
     serde_json::to_string(&p).unwrap_or_default()
@@ -205,6 +211,8 @@ pub fn payload(applied: &Applied) -> String {
 struct Payload {
     networks: String,
     warnings: Vec<String>,
+    #[serde(default)]
+    losses: Vec<String>,
     host: HostSelection,
 }
 
@@ -214,6 +222,8 @@ pub struct HostCheck {
     /// The distinct unmatched-item warnings of all hosts, in rank order (each names its
     /// host, so one line per host and item however many ranks share the host).
     pub unmatched: Vec<String>,
+    /// The distinct losses of all hosts' translations ([`Applied::losses`]), in rank order.
+    pub losses: Vec<String>,
     /// The warnings of [`netsel::unreachable_pairs`], one per pair of hosts.
     pub unreachable: Vec<String>,
     /// Ranks whose networks could not be read (`rank N: why`); they are left out of the
@@ -254,6 +264,12 @@ impl HostCheck {
                     check.unmatched.push(w);
                 }
             }
+            for w in p.losses {
+                let w = w.replace('\n', " ");
+                if !check.losses.contains(&w) {
+                    check.losses.push(w);
+                }
+            }
             resolved.push(p.host);
         }
         check.hosts = merge_hosts(resolved);
@@ -282,6 +298,7 @@ impl HostCheck {
         let mut out: Vec<String> = self
             .unmatched
             .iter()
+            .chain(&self.losses)
             .map(|w| format!("{WARNING}{w}"))
             .collect();
         out.extend(
@@ -300,7 +317,8 @@ impl HostCheck {
     }
 
     /// The one message with which `--strict` refuses `switch` (`--enable eth0,typo0`),
-    /// or `None` when no item went unmatched and every pair of hosts shares a network.
+    /// or `None` when no item went unmatched, no host lost anything and every pair of
+    /// hosts shares a network.
     /// Unreadable ranks are not the user's doing and do not count.
     pub fn strict_refusal(&self, switch: &str) -> Option<String> {
         let mut findings = Vec::new();
@@ -309,6 +327,13 @@ impl HostCheck {
             1 => findings.push("1 item selects nothing on a host".to_string()),
             n => findings.push(format!(
                 "{n} items select nothing on a host (counted once per host)"
+            )),
+        }
+        match self.losses.len() {
+            0 => {}
+            1 => findings.push("1 warning names what the selection loses on a host".to_string()),
+            n => findings.push(format!(
+                "{n} warnings name what the selection loses on a host (counted once per host)"
             )),
         }
         match self.unreachable.len() {
@@ -336,6 +361,7 @@ mod tests {
         Applied {
             summary: String::new(),
             warnings: warnings.iter().map(|w| w.to_string()).collect(),
+            losses: Vec::new(),
             networks: networks.into(),
             host: HostSelection {
                 host,
@@ -422,6 +448,26 @@ mod tests {
             "ERROR network selection: --strict refuses --enable data0,typo0: 2 items select \
              nothing on a host (counted once per host); see the warnings above, and fix the \
              list or drop --strict"
+        );
+    }
+
+    #[test]
+    fn losses_are_printed_once_per_host_and_refused_under_strict() {
+        const LOSS: &str = "host h1: hfi1_0:1 (omnipath) is driven over TCP on ib0: …";
+        let mut a = applied(H1, &[]);
+        a.losses = vec![LOSS.to_string()];
+        let payloads: Vec<String> = [&a, &a].iter().map(|a| payload(a)).collect();
+        let check = HostCheck::from_payloads(&payloads);
+        assert_eq!(check.losses, vec![LOSS]);
+        assert_eq!(check.lines(), vec![format!("{WARNING}{LOSS}")]);
+        let refusal = check.strict_refusal("--disable eth0").unwrap();
+        assert!(
+            refusal.contains("--strict refuses --disable eth0: 1 warning names what the selection loses on a host"),
+            "{refusal}"
+        );
+        assert_eq!(
+            HostCheck::from_payloads(&[payload(&applied(H1, &[]))]).strict_refusal("x"),
+            None
         );
     }
 
