@@ -6,7 +6,8 @@
 # fincore (util-linux-extra on Debian 12; part of util-linux on older releases) for the
 # test that --drop-cache empties the page cache, GlusterFS (server and FUSE client) for
 # b_eff_io on a distributed file system across the namespace hosts, strace for the tests that
-# check how every output file is created (O_EXCL|O_NOFOLLOW); then the three MPI libraries that come as
+# check how every output file is created (O_EXCL|O_NOFOLLOW), ucx_info and fi_info (UCX's and
+# libfabric's own views of the host, which `xylem net resolve` checks its choice against); then the three MPI libraries that come as
 # packages of the Python registry (scripts/install-mpis.sh: Open MPI 5, MPICH 5, Intel MPI,
 # each in a virtual environment of its own under .mpi/), and ReFrame for the checks
 # under reframe/ (scripts/install-reframe.sh: reframe-hpc, pinned, in .reframe/), and
@@ -19,6 +20,7 @@ set -euo pipefail
 packages=(
   openmpi-bin libopenmpi-dev
   mpich libmpich-dev
+  ucx-utils libfabric-bin
   libclang-dev clang pkg-config
   iproute2 iputils-ping procps util-linux
   python3 python3-venv time bc valgrind strace

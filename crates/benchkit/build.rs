@@ -1,10 +1,12 @@
 //! With the `mpi` feature: compiles `c/constants.c` against the MPI library that the mpi
 //! crate builds with (the same probe: `$MPICC`, else `mpicc`), for the constants its shim
 //! does not export, and the name and version of the library whose `mpi.h` it is (with
-//! the directories of its headers and libraries, for `--version`).
+//! the directories of its headers and libraries, for `--version`); and `c/init_note.c`,
+//! the note said when a job ends inside `MPI_Init`.
 
 fn main() {
     println!("cargo:rerun-if-changed=c/constants.c");
+    println!("cargo:rerun-if-changed=c/init_note.c");
     // Without the `mpi` feature the crate holds no MPI code and needs no MPI library.
     if std::env::var_os("CARGO_FEATURE_MPI").is_none() {
         return;
@@ -37,6 +39,7 @@ fn main() {
     );
     let mut build = cc::Build::new();
     build.file("c/constants.c");
+    build.file("c/init_note.c");
     for dir in &library.include_paths {
         build.include(dir);
     }

@@ -36,6 +36,8 @@ pub mod agree;
 #[cfg(feature = "mpi")]
 pub mod constants;
 #[cfg(feature = "mpi")]
+pub mod init_note;
+#[cfg(feature = "mpi")]
 pub mod interrupt;
 #[cfg(feature = "mpi")]
 pub mod launch;

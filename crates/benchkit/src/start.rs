@@ -67,7 +67,12 @@ pub fn start(
     disable: Option<&str>,
 ) -> (Mpi, network::Outcome) {
     let network = network::apply(enable, disable);
-    match Mpi::init() {
+    if let Ok(Some(applied)) = &network {
+        crate::init_note::arm(&init_note(program, applied));
+    }
+    let started = Mpi::init();
+    crate::init_note::disarm();
+    match started {
         Ok(mpi) => {
             let rank = mpi.world().rank();
             panic::install(program, rank);
@@ -79,6 +84,33 @@ pub fn start(
             std::process::exit(1);
         }
     }
+}
+
+/// What a rank says when the job ends inside `MPI_Init` under a network selection: its
+/// host's choice, so that the ranks' lines together name every host's networks.
+fn init_note(program: &str, applied: &network::Applied) -> String {
+    let nets = netsel::HostNetworks::decode(&applied.networks)
+        .map(|h| {
+            let mut parts: Vec<String> = h
+                .interfaces
+                .iter()
+                .map(|i| {
+                    let n: Vec<String> = i.networks.iter().map(ToString::to_string).collect();
+                    format!("{} {}", i.name, n.join(" "))
+                })
+                .collect();
+            parts.extend(h.ports.iter().map(|p| format!("{} ({})", p.id, p.kind)));
+            parts.join(", ")
+        })
+        .unwrap_or_else(|_| applied.networks.clone());
+    format!(
+        "{program}: MPI_Init did not complete on host {} under {}, which selected there: {nets}. \
+         If another host's selected networks share no subnet with these, the library could \
+         not connect them: `xylem net check {} -- LAUNCHER ARGS` compares every host's before a job.\n",
+        applied.host.host,
+        applied.switch(),
+        applied.switch()
+    )
 }
 
 /// The MPI library's own version string (`MPI_Get_library_version`), trimmed; callable

@@ -285,6 +285,7 @@ fn parse_kind(s: &str) -> Option<VerbsKind> {
         "usnic" => VerbsKind::Usnic,
         "omnipath" => VerbsKind::OmniPath,
         "efa" => VerbsKind::Efa,
+        "slingshot" => VerbsKind::Slingshot,
         "other" => VerbsKind::Other,
         _ => return None,
     })

@@ -242,6 +242,8 @@ fn arb_host() -> impl Strategy<Value = HostNetworks> {
         VerbsKind::Iwarp,
         VerbsKind::Usnic,
         VerbsKind::OmniPath,
+        VerbsKind::Efa,
+        VerbsKind::Slingshot,
         VerbsKind::Other,
     ]);
     let port = ("\\PC{1,12}", kind).prop_map(|(id, kind)| SelectedPort { id, kind });

@@ -336,6 +336,15 @@ fn network_selection_moves_the_bytes_on_every_path() {
         .filter(|l| l.starts_with("WARNING network selection") && l.contains("share no"))
         .collect();
     let refused_by_library = !job.success() && job.stderr.contains("MPI_Init");
+    if refused_by_library {
+        // Each rank named its host's choice on its way out of MPI_Init.
+        for (host, iface) in [("xyh1", DATA_A.name), ("xyh2", DATA_B.peer)] {
+            let said = format!(
+                "sqmr: MPI_Init did not complete on host {host} under --enable {crossed}, which selected there: {iface} "
+            );
+            assert!(job.stderr.contains(&said), "{said}\n{}", job.stderr);
+        }
+    }
     if !refused_by_library {
         assert!(job.success(), "{job:#?}");
         assert_eq!(warnings.len(), 1, "{}", job.stderr);
@@ -368,6 +377,39 @@ fn network_selection_moves_the_bytes_on_every_path() {
             warnings[0].to_string()
         }
     );
+
+    // Before any job: `xylem net check` through the same launcher names both hosts'
+    // choices and the pair they cut apart (exit 3), whatever the library would do; the
+    // straight selection passes (exit 0).
+    let mut words: Vec<String> = [xylem, "net", "check", "--enable", &crossed, "--"]
+        .map(String::from)
+        .to_vec();
+    words.extend(cluster.launcher_words(mpi));
+    let job = cluster.run_on_first_host(mpi, &words, 60);
+    assert_eq!(job.code, Some(3), "{job:#?}");
+    assert!(
+        job.stdout.contains("host xyh1: data0 ")
+            && job.stdout.contains("host xyh2: ens1f1 ")
+            && job.stdout.contains("share no selected network"),
+        "{job:#?}"
+    );
+    assert!(
+        job.stderr
+            .contains("the selection partitions the hosts: 1 pair of 2 hosts"),
+        "{job:#?}"
+    );
+    eprintln!(
+        "NET CHECK {} --enable {crossed}: {}",
+        mpi.name(),
+        job.stdout.trim().replace('\n', " | ")
+    );
+    let straight = format!("{},{}", DATA_A.name, DATA_A.peer);
+    let mut words: Vec<String> = [xylem, "net", "check", "--enable", &straight, "--"]
+        .map(String::from)
+        .to_vec();
+    words.extend(cluster.launcher_words(mpi));
+    let job = cluster.run_on_first_host(mpi, &words, 60);
+    assert_eq!(job.code, Some(0), "{job:#?}");
 
     // A human name: on these hosts every link is virtual Ethernet, so `ethernet` names all
     // three, and together they carry the payload.

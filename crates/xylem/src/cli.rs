@@ -76,8 +76,7 @@ pub enum NetCommand {
     /// Resolve on this host, set the environment, and exec PROGRAM.
     ///
     /// Each host resolves on its own, so nothing here compares hosts: to check before
-    /// launching, run `mpirun ... xylem net resolve --enable LIST` (one rank per host) and
-    /// compare the hosts' `use:` lines (their subnets must meet) and warnings.
+    /// launching, `xylem net check --enable LIST -- LAUNCHER ARGS` (one rank per host).
     Exec {
         /// The selection.
         #[command(flatten)]
@@ -89,6 +88,23 @@ pub enum NetCommand {
         #[arg(required = true, trailing_var_arg = true, value_name = "PROGRAM")]
         program: Vec<OsString>,
     },
+    /// Before a job: resolve the selection on every host of a launch and find the pairs
+    /// of hosts whose selected networks share nothing (the job would stop in MPI_Init,
+    /// or take other links).
+    ///
+    /// Runs `LAUNCHER ARGS xylem net resolve …` (this xylem, at the same path on every
+    /// host), e.g. `xylem net check --enable ib -- mpirun --host n1,n2 --map-by node -n 2`
+    /// or `-- srun -N 4 --ntasks-per-node=1`, prints each host's selected networks and
+    /// one line per pair of hosts that cannot reach each other. Exit 0 when every pair
+    /// can, 3 when the selection partitions the hosts, 1 when the launch failed.
+    Check {
+        /// The selection.
+        #[command(flatten)]
+        selection: SelectionArgs,
+        /// The launcher and its arguments (after `--`), one rank per host.
+        #[arg(required = true, trailing_var_arg = true, value_name = "LAUNCHER")]
+        launcher: Vec<OsString>,
+    },
 }
 
 /// `--enable|--disable LIST [--mpi FLAVOUR] [--sysfs DIR]`.
@@ -99,9 +115,14 @@ pub struct SelectionArgs {
     pub network: benchkit::network::NetworkArgs,
     /// MPI flavour: openmpi-4.1, openmpi-5.0 (openmpi4, openmpi5), mpich-ucx (mpich,
     /// mpich4, mpich5), mpich-ofi, mpich-nemesis, intel (intelmpi), mvapich2,
-    /// cray-mpich. Default: $XYLEM_MPI, else detected (see the netsel README).
+    /// cray-mpich. Default: $XYLEM_MPI, else the library of --program (or of exec's
+    /// PROGRAM), else the version tools on PATH.
     #[arg(long, value_name = "FLAVOUR")]
     pub mpi: Option<String>,
+    /// The MPI program the job runs: without --mpi, the MPI library it loads (as `ldd`
+    /// finds it here) decides the flavour. `exec` takes its PROGRAM.
+    #[arg(long = "program", value_name = "PATH")]
+    pub program_path: Option<PathBuf>,
     /// Sysfs root to read (default /sys).
     #[arg(long, value_name = "DIR")]
     pub sysfs: Option<PathBuf>,
@@ -116,4 +137,18 @@ pub enum Format {
     Sh,
     /// One JSON document.
     Json,
+    /// The selected networks in one line (`netsel1 HOST …`), as `net check` gathers them.
+    Networks,
+}
+
+#[cfg(test)]
+mod tests {
+    use clap::CommandFactory;
+
+    /// Clap's own checks of the whole command tree (unique argument names in every
+    /// subcommand), which otherwise run only when that subcommand is parsed.
+    #[test]
+    fn the_command_line_is_well_formed() {
+        super::Cli::command().debug_assert();
+    }
 }

@@ -8,8 +8,10 @@
 
 mod cli;
 mod compare;
+mod crosscheck;
 mod detect;
 mod gen;
+mod library;
 mod manual;
 mod net;
 mod out;

@@ -1,13 +1,15 @@
 //! `xylem net show|resolve|exec`.
 
 use std::collections::BTreeMap;
+use std::ffi::OsString;
 use std::os::unix::process::CommandExt;
 use std::process::Command;
 
 use netsel::format::{host_table, report_sh, report_text, selection_warnings};
-use netsel::{plan, Discovery, Host, Report, Selection};
+use netsel::{plan, unreachable_pairs, Discovery, Host, HostNetworks, Report, Selection};
 
 use crate::cli::{Format, NetCommand, SelectionArgs};
+use crate::crosscheck::cross_check;
 use crate::detect::{detect_flavour, parse_flavour, DetectError};
 
 /// A failure with its exit code.
@@ -54,20 +56,29 @@ pub fn run(command: NetCommand) -> Result<(), NetError> {
             }
         }
         NetCommand::Resolve { selection, format } => {
-            let report = resolve(&selection, true)?;
+            let report = resolve(&selection, selection.program_path.as_deref(), true, true)?;
             match format {
                 Format::Text => print(&report_text(&report)),
                 Format::Sh => print(&report_sh(&report)),
                 Format::Json => print(&(to_json(&report)? + "\n")),
+                Format::Networks => print(&(HostNetworks::from_report(&report).encode() + "\n")),
             }
         }
+        NetCommand::Check {
+            selection,
+            launcher,
+        } => check(&selection, &launcher),
         NetCommand::Exec {
             selection,
             verbose,
             program,
         } => {
             // With -v the report, warnings included, goes to stderr anyway.
-            let report = resolve(&selection, !verbose)?;
+            let program_path = selection
+                .program_path
+                .clone()
+                .unwrap_or_else(|| std::path::PathBuf::from(&program[0]));
+            let report = resolve(&selection, Some(&program_path), !verbose, false)?;
             if verbose {
                 outfile::eprint!("{}", report_text(&report));
             }
@@ -84,6 +95,116 @@ pub fn run(command: NetCommand) -> Result<(), NetError> {
             ))
         }
     }
+}
+
+/// The exit code of `net check` when the selection partitions the hosts.
+pub const PARTITIONED: u8 = 3;
+
+/// The arguments that give `selection` to another `xylem net` command.
+fn selection_words(selection: &SelectionArgs) -> Vec<OsString> {
+    let mut words: Vec<OsString> = Vec::new();
+    let mut pair = |flag: &str, value: Option<OsString>| {
+        if let Some(v) = value {
+            words.push(flag.into());
+            words.push(v);
+        }
+    };
+    pair("--enable", selection.network.enable.clone().map(Into::into));
+    pair(
+        "--disable",
+        selection.network.disable.clone().map(Into::into),
+    );
+    pair("--mpi", selection.mpi.clone().map(Into::into));
+    pair("--program", selection.program_path.clone().map(Into::into));
+    pair("--sysfs", selection.sysfs.clone().map(Into::into));
+    if selection.network.strict {
+        words.push("--strict".into());
+    }
+    words
+}
+
+/// `net check`: every host of the launch resolves the selection (`net resolve --format
+/// networks`, one line each on standard output), and the pairs of hosts that share no
+/// selected network are named.
+fn check(selection: &SelectionArgs, launcher: &[OsString]) -> Result<(), NetError> {
+    Selection::from_switches(
+        selection.network.enable.as_deref(),
+        selection.network.disable.as_deref(),
+    )
+    .map_err(|e| NetError::new(2, e.to_string()))?;
+    let me = std::env::current_exe()
+        .map_err(|e| NetError::new(1, format!("cannot tell where this xylem is: {e}")))?;
+    let mut cmd = Command::new(&launcher[0]);
+    cmd.args(&launcher[1..])
+        .arg(&me)
+        .args(["net", "resolve", "--format", "networks"])
+        .args(selection_words(selection))
+        .stdin(std::process::Stdio::null())
+        .stderr(std::process::Stdio::inherit());
+    let shown = launcher
+        .iter()
+        .map(|w| w.to_string_lossy())
+        .collect::<Vec<_>>()
+        .join(" ");
+    let out = cmd
+        .output()
+        .map_err(|e| NetError::new(1, format!("cannot run the launcher `{shown}`: {e}")))?;
+    let mut hosts: Vec<HostNetworks> = Vec::new();
+    for line in String::from_utf8_lossy(&out.stdout).lines() {
+        let line = line.trim();
+        if !line.starts_with(netsel::reach::ENCODING_TAG) {
+            continue;
+        }
+        let h = HostNetworks::decode(line).map_err(|e| NetError::new(1, e.to_string()))?;
+        if !hosts.iter().any(|x| x.hostname == h.hostname) {
+            hosts.push(h);
+        }
+    }
+    let mut text = String::new();
+    for h in &hosts {
+        let mut parts: Vec<String> = h
+            .interfaces
+            .iter()
+            .map(|i| {
+                let nets: Vec<String> = i.networks.iter().map(ToString::to_string).collect();
+                format!("{} {}", i.name, nets.join(" "))
+            })
+            .collect();
+        parts.extend(h.ports.iter().map(|p| format!("{} ({})", p.id, p.kind)));
+        text.push_str(&format!("host {}: {}\n", h.hostname, parts.join(", ")));
+    }
+    let pairs = unreachable_pairs(&hosts);
+    for p in &pairs {
+        text.push_str(&format!("{}\n", p.warning));
+    }
+    print(&text)?;
+    if !out.status.success() {
+        return Err(NetError::new(
+            1,
+            format!(
+                "the launch `{shown}` failed ({}); {} answered",
+                out.status,
+                plural(hosts.len(), "host", "hosts")
+            ),
+        ));
+    }
+    if hosts.is_empty() {
+        return Err(NetError::new(
+            1,
+            format!("the launch `{shown}` ran, but no host answered with its networks"),
+        ));
+    }
+    if !pairs.is_empty() {
+        return Err(NetError::new(
+            PARTITIONED,
+            format!(
+                "the selection partitions the hosts: {} of {} share no selected network (see above)",
+                plural(pairs.len(), "pair", "pairs"),
+                plural(hosts.len(), "host", "hosts")
+            ),
+        ));
+    }
+    Ok(())
 }
 
 /// Writes `text` to standard output: a failure is exit 1 with its message, or a quiet
@@ -105,25 +226,50 @@ fn discover(sysfs: Option<&std::path::Path>) -> Result<Host, NetError> {
 
 /// Resolves and plans on this host. Items that match nothing usable, and what the
 /// translation loses (a fast fabric over TCP, rails a knob cannot hold, a partition or
-/// VLAN that cannot reach RDMA), are named on stderr (when `warn`; the text report names
+/// VLAN that cannot reach RDMA) and, with `cross` on the live host, what `fi_info` and
+/// `ucx_info` disagree with ([`crate::crosscheck`]), are named on stderr (when `warn`; the text report names
 /// them too) and, with `--strict`, refuse the selection with exit 2.
-fn resolve(args: &SelectionArgs, warn: bool) -> Result<Report, NetError> {
+fn resolve(
+    args: &SelectionArgs,
+    program: Option<&std::path::Path>,
+    warn: bool,
+    cross: bool,
+) -> Result<Report, NetError> {
     let selection = Selection::from_switches(
         args.network.enable.as_deref(),
         args.network.disable.as_deref(),
     )
     .map_err(|e| NetError::new(2, e.to_string()))?;
-    let flavour = match &args.mpi {
-        Some(name) => parse_flavour("--mpi", name).map_err(|e| NetError::new(2, e))?,
-        None => match detect_flavour() {
-            Ok((f, _)) => f,
+    let (flavour, source) = match &args.mpi {
+        Some(name) => (
+            parse_flavour("--mpi", name).map_err(|e| NetError::new(2, e))?,
+            None,
+        ),
+        None => match detect_flavour(program) {
+            Ok(d) => {
+                if !d.others.is_empty() {
+                    outfile::eprintln!(
+                        "xylem: note: the MPI flavour {} comes from {}, but other libraries are installed here: {}; name the program (--program, or exec's PROGRAM) or give --mpi",
+                        d.flavour,
+                        d.source,
+                        d.others.join(", ")
+                    );
+                }
+                let f = d.flavour;
+                (f, Some(d))
+            }
             Err(DetectError::BadName(e)) => return Err(NetError::new(2, e)),
             Err(DetectError::Undetected(e)) => return Err(NetError::new(1, e)),
         },
     };
     let host = discover(args.sysfs.as_deref())?;
     let environment: BTreeMap<String, String> = std::env::vars().collect();
-    let planned = plan(&selection, flavour, &host, &environment);
+    let mut planned = plan(&selection, flavour, &host, &environment);
+    if let (Ok(report), true) = (&mut planned, cross && args.sysfs.is_none()) {
+        // The live host only: the tools see this host, not a fixture tree.
+        let found = cross_check(report);
+        report.translation.warnings.extend(found);
+    }
     // The items that matched nothing, then what the translation loses on this host.
     let unmatched: Vec<String> = match &planned {
         Ok(report) => selection_warnings(&report.resolution),
@@ -171,7 +317,20 @@ fn resolve(args: &SelectionArgs, warn: bool) -> Result<Report, NetError> {
             ),
         ));
     }
-    planned.map_err(NetError::from)
+    let mut report = planned.map_err(NetError::from)?;
+    if let Some(d) = source {
+        report.translation.notes.push(format!(
+            "MPI flavour {} from {}{}",
+            d.flavour,
+            d.source,
+            if d.others.is_empty() {
+                String::new()
+            } else {
+                format!("; also installed: {}", d.others.join(", "))
+            }
+        ));
+    }
+    Ok(report)
 }
 
 fn plural(n: usize, one: &str, many: &str) -> String {

@@ -564,3 +564,165 @@ fn a_preset_ucx_tls_that_agrees_is_kept_not_a_conflict() {
             "UCX_TLS=rc,self (the selection needs self,sm,tcp)",
         ));
 }
+
+/// A stand-in launcher for two hosts: runs the command once as given, and once with the
+/// value of `--sysfs` replaced by `$SECOND_HOST` (another fixture), as two hosts of a
+/// launch would each resolve on their own.
+const TWO_HOSTS: &str = r#"set -e
+"$@"
+first=1; for a in "$@"; do
+  if [ "$prev" = --sysfs ]; then a=$SECOND_HOST; fi
+  if [ $first = 1 ]; then set --; first=0; fi
+  set -- "$@" "$a"; prev=$a
+done
+"$@"
+"#;
+
+#[test]
+fn check_names_each_host_and_the_pairs_a_selection_cuts_apart() {
+    let dir = tempfile::tempdir().unwrap();
+    let launcher = dir.path().join("two-hosts");
+    std::fs::write(&launcher, TWO_HOSTS).unwrap();
+    let launch = |list: &str| {
+        let mut c = xylem();
+        c.args(["net", "check", "--enable", list, "--mpi", "openmpi-4.1"])
+            .args(["--sysfs", &fixture("ib-ipoib")])
+            .env("SECOND_HOST", fixture("iwarp"))
+            .args(["--", "sh"])
+            .arg(&launcher);
+        c
+    };
+    // The management network is shared: both hosts, no pair.
+    launch("eth0")
+        .assert()
+        .code(0)
+        .stdout(predicate::str::contains(
+            "host node-ib: eth0 192.168.10.5/24\n",
+        ))
+        .stdout(predicate::str::contains(
+            "host node-iwarp: eth0 192.168.10.7/24\n",
+        ))
+        .stdout(predicate::str::contains("share no").not());
+    // 10.0.0.0/8 is InfiniBand on one host and iWARP on the other: cut apart.
+    launch("10.0.0.0/8")
+        .assert()
+        .code(3)
+        .stdout(predicate::str::contains("node-ib").and(predicate::str::contains("node-iwarp")))
+        .stdout(predicate::str::contains("share no"))
+        .stderr(predicate::str::contains(
+            "xylem: the selection partitions the hosts: 1 pair of 2 hosts share no selected network",
+        ));
+    // A launch that fails is said, with what answered.
+    xylem()
+        .args(["net", "check", "--enable", "eth0", "--mpi", "openmpi-4.1"])
+        .args(["--sysfs", &fixture("ib-ipoib"), "--", "false"])
+        .assert()
+        .code(1)
+        .stderr(predicate::str::contains("the launch `false` failed"));
+}
+
+/// A folder of stand-in `ucx_info` and `fi_info` that see only loopback and no provider.
+fn blind_tools() -> tempfile::TempDir {
+    let dir = tempfile::tempdir().unwrap();
+    for (name, body) in [
+        ("ucx_info", "echo '#         Device: lo'\n"),
+        ("fi_info", "echo 'fi_getinfo: -61'; exit 61\n"),
+    ] {
+        let path = dir.path().join(name);
+        std::fs::write(&path, format!("#!/bin/sh\n{body}")).unwrap();
+        std::process::Command::new("chmod")
+            .arg("+x")
+            .arg(&path)
+            .status()
+            .unwrap();
+    }
+    dir
+}
+
+fn path_with(dir: &std::path::Path) -> String {
+    format!(
+        "{}:{}",
+        dir.display(),
+        std::env::var("PATH").unwrap_or_default()
+    )
+}
+
+/// On the live host, `net resolve` looks its choice up in what UCX's and libfabric's own
+/// tools list, and names a disagreement (`--strict`: exit 2); the real tools, where
+/// installed, agree with sysfs on this host's interfaces.
+#[test]
+fn resolve_checks_its_choice_against_ucx_info_and_fi_info() {
+    let tools = blind_tools();
+    // One interface of this host with an IPv4 address (libfabric's tcp takes one).
+    let show = xylem().args(["net", "show", "--json"]).output().unwrap();
+    let host: serde_json::Value = serde_json::from_slice(&show.stdout).unwrap();
+    let iface = host["netdevs"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|n| {
+            n["kind"] != "loopback"
+                && n["addrs"].as_array().is_some_and(|a| {
+                    a.iter()
+                        .any(|x| x.as_str().is_some_and(|x| x.contains('.')))
+                })
+        })
+        .and_then(|n| n["name"].as_str())
+        .expect("an interface with an IPv4 address")
+        .to_string();
+    xylem()
+        .args(["net", "resolve", "--enable", &iface, "--mpi", "mpich-ucx"])
+        .env("PATH", path_with(tools.path()))
+        .assert()
+        .code(0)
+        .stderr(predicate::str::contains("ucx_info -d lists no device"))
+        .stderr(predicate::str::contains("(it lists lo)"));
+    xylem()
+        .args([
+            "net",
+            "resolve",
+            "--enable",
+            &iface,
+            "--mpi",
+            "mpich-ofi",
+            "--strict",
+        ])
+        .env("PATH", path_with(tools.path()))
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains(
+            "fi_info lists no `tcp` provider here",
+        ));
+    // A fixture tree is not this host: no tool is asked.
+    xylem()
+        .args(["net", "resolve", "--enable", "eth0", "--mpi", "mpich-ucx"])
+        .args(["--sysfs", &fixture("ib-ipoib")])
+        .env("PATH", path_with(tools.path()))
+        .assert()
+        .code(0)
+        .stderr(predicate::str::contains("ucx_info").not());
+    // The real tools agree with sysfs.
+    let real = ["ucx_info", "fi_info"].map(|t| {
+        std::process::Command::new("sh")
+            .args(["-c", &format!("command -v {t}")])
+            .output()
+            .is_ok_and(|o| o.status.success())
+    });
+    if real.contains(&false) {
+        assert!(
+            std::env::var("CI").as_deref() != Ok("true"),
+            "ucx_info and fi_info must be installed under CI (scripts/install-deps.sh)"
+        );
+        eprintln!("SKIPPED: the real ucx_info or fi_info is not installed here");
+        return;
+    }
+    for mpi in ["mpich-ucx", "mpich-ofi"] {
+        xylem()
+            .args([
+                "net", "resolve", "--enable", &iface, "--mpi", mpi, "--strict",
+            ])
+            .assert()
+            .code(0)
+            .stderr(predicate::str::contains("lists no").not());
+    }
+}

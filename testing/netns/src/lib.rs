@@ -446,11 +446,22 @@ impl Cluster {
             "5".into(),
             seconds.to_string(),
         ];
+        inner.extend(self.launcher_words(mpi));
+        inner.extend(program.iter().map(|s| s.to_string()));
+        let mut command = self.on_host(0, &inner);
+        job_env(&mut command, mpi, env);
+        command
+    }
+
+    /// The launcher of `mpi` with the arguments that start one rank on each host (the
+    /// remote agent, the control interface), to which a program is appended.
+    pub fn launcher_words(&self, mpi: Installation) -> Vec<String> {
         let agent = self.agent.to_str().unwrap().to_string();
         let launcher = mpi.launcher().display().to_string();
+        let mut words: Vec<String> = Vec::new();
         match mpi.family() {
             Family::OpenMpi => {
-                inner.extend(
+                words.extend(
                     [
                         &launcher,
                         "--allow-run-as-root",
@@ -470,7 +481,7 @@ impl Cluster {
                 } else {
                     ("--mca", "plm_rsh_agent")
                 };
-                inner.extend(
+                words.extend(
                     [
                         option,
                         agent_key,
@@ -482,7 +493,7 @@ impl Cluster {
                     .map(String::from),
                 );
             }
-            Family::Hydra => inner.extend(
+            Family::Hydra => words.extend(
                 [
                     &launcher,
                     "-launcher",
@@ -501,10 +512,22 @@ impl Cluster {
                 .map(String::from),
             ),
         }
-        inner.extend(program.iter().map(|s| s.to_string()));
+        words
+    }
+
+    /// Runs `words` (a command that starts the launcher itself, such as `xylem net
+    /// check -- LAUNCHER …`) on host 0 with the job environment of `mpi`, under `timeout`.
+    pub fn run_on_first_host(&self, mpi: Installation, words: &[String], seconds: u64) -> Job {
+        let mut inner: Vec<String> = vec![
+            "timeout".into(),
+            "-k".into(),
+            "5".into(),
+            seconds.to_string(),
+        ];
+        inner.extend(words.iter().cloned());
         let mut command = self.on_host(0, &inner);
-        job_env(&mut command, mpi, env);
-        command
+        job_env(&mut command, mpi, &[]);
+        mpitest::run(command, Path::new(&words[0]))
     }
 
     /// Takes `link` down on host 0 (`ip link set … down`): no packet crosses it until
