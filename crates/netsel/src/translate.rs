@@ -80,12 +80,50 @@ pub fn translate(res: &Resolution, flavour: Flavour) -> Result<Translation, Tran
         Flavour::Mvapich2 => mvapich2(&on, &mut t),
         Flavour::CrayMpich => cray_mpich(&on, &mut t),
     }
+    scope_kept(&scope, &mut t);
     crate::downgrade::check(res, &chosen, flavour, &mut t.warnings);
     control_path_note(&chosen, flavour, &mut t);
     for w in &mut t.warnings {
         *w = format!("host {}: {w}", res.hostname);
     }
     Ok(t)
+}
+
+/// The knobs that keep RDMA traffic in a selected partition, and in a selected VLAN's
+/// GID; a path that set none of them has no such knob, which is a loss to say.
+const PARTITION_KNOBS: [&str; 4] = [
+    "UCX_IB_PKEY",
+    "OMPI_MCA_btl_openib_ib_pkey_val",
+    "MV2_DEFAULT_PKEY",
+    "FI_VERBS_IFACE",
+];
+const GID_KNOBS: [&str; 4] = [
+    "UCX_IB_GID_INDEX",
+    "OMPI_MCA_btl_openib_gid_index",
+    "FI_VERBS_GID_IDX",
+    "MV2_DEFAULT_GID_INDEX",
+];
+
+fn scope_kept(scope: &Scope, t: &mut Translation) {
+    let set = |knobs: &[&str]| t.settings.iter().any(|s| knobs.contains(&s.env.as_str()));
+    let mut lost = Vec::new();
+    if let Some(k) = scope.pkey {
+        if !set(&PARTITION_KNOBS) {
+            lost.push(format!(
+                "{}'s {} path has no partition setting: its RDMA traffic stays in the default partition, not 0x{k:04x}",
+                t.flavour, t.path
+            ));
+        }
+    }
+    if let Some(g) = scope.gid_index {
+        if !set(&GID_KNOBS) {
+            lost.push(format!(
+                "{}'s {} path has no GID setting: its RDMA traffic uses the library's default GID, not {g} (the selected VLAN's)",
+                t.flavour, t.path
+            ));
+        }
+    }
+    t.warnings.extend(lost);
 }
 
 /// What every translation step reads: the resolution, the chosen path and what the

@@ -1371,3 +1371,39 @@ fn downgrades_are_said() {
     let r = plan(&sel("--enable slingshot"), flavour, &host, &env).unwrap();
     assert!(netsel::format::report_warnings(&r).is_empty());
 }
+
+/// A partition a path has no setting for is said: TrueScale through PSM (Open MPI 4's
+/// `mtl psm`) with an IPoIB child selected on it.
+#[test]
+fn a_partition_without_a_setting_is_a_loss() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path().join("qib");
+    let ok = std::process::Command::new("cp")
+        .arg("-a")
+        .arg(common::fixture("qib"))
+        .arg(&root)
+        .status()
+        .unwrap();
+    assert!(ok.success());
+    let child = root.join("class/net/ib0.8002");
+    std::fs::create_dir_all(child.join("device")).unwrap();
+    for (f, v) in [("type", "32"), ("operstate", "up"), ("pkey", "0x8002")] {
+        std::fs::write(child.join(f), format!("{v}\n")).unwrap();
+    }
+    std::fs::create_dir_all(root.join("class/infiniband/qib0/device/net/ib0.8002")).unwrap();
+    let mut addrs = std::fs::read_to_string(root.join("addrs")).unwrap();
+    addrs.push_str("ib0.8002 10.33.0.11/16\n");
+    std::fs::write(root.join("addrs"), addrs).unwrap();
+    let host = netsel::Discovery::at(&root).discover().unwrap();
+    let flavour: Flavour = "openmpi-4.1".parse().unwrap();
+    let r = plan(&sel("--enable ib0.8002"), flavour, &host, &environment(&[])).unwrap();
+    assert_eq!(r.translation.path, "cm + mtl psm");
+    assert!(
+        r.translation
+            .warnings
+            .iter()
+            .any(|w| w.contains("has no partition setting") && w.contains("0x8002")),
+        "{:?}",
+        r.translation.warnings
+    );
+}
