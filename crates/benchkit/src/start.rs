@@ -90,18 +90,7 @@ pub fn start(
 /// host's choice, so that the ranks' lines together name every host's networks.
 fn init_note(program: &str, applied: &network::Applied) -> String {
     let nets = netsel::HostNetworks::decode(&applied.networks)
-        .map(|h| {
-            let mut parts: Vec<String> = h
-                .interfaces
-                .iter()
-                .map(|i| {
-                    let n: Vec<String> = i.networks.iter().map(ToString::to_string).collect();
-                    format!("{} {}", i.name, n.join(" "))
-                })
-                .collect();
-            parts.extend(h.ports.iter().map(|p| format!("{} ({})", p.id, p.kind)));
-            parts.join(", ")
-        })
+        .map(|h| h.describe())
         .unwrap_or_else(|_| applied.networks.clone());
     format!(
         "{program}: MPI_Init did not complete on host {} under {}, which selected there: {nets}. \

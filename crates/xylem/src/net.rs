@@ -162,16 +162,7 @@ fn check(selection: &SelectionArgs, launcher: &[OsString]) -> Result<(), NetErro
     }
     let mut text = String::new();
     for h in &hosts {
-        let mut parts: Vec<String> = h
-            .interfaces
-            .iter()
-            .map(|i| {
-                let nets: Vec<String> = i.networks.iter().map(ToString::to_string).collect();
-                format!("{} {}", i.name, nets.join(" "))
-            })
-            .collect();
-        parts.extend(h.ports.iter().map(|p| format!("{} ({})", p.id, p.kind)));
-        text.push_str(&format!("host {}: {}\n", h.hostname, parts.join(", ")));
+        text.push_str(&format!("host {}: {}\n", h.hostname, h.describe()));
     }
     let pairs = unreachable_pairs(&hosts);
     for p in &pairs {
