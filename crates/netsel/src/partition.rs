@@ -53,17 +53,22 @@ fn named_netdevs<'r>(res: &'r Resolution, port: &PortUse) -> Vec<&'r crate::reso
         .collect()
 }
 
-/// One value for every port, or a warning when they disagree.
-fn agree<T: Copy + PartialEq + std::fmt::Display>(
+/// One value for every port, or a warning when they disagree (each value as `show`
+/// prints it).
+fn agree<T: Copy + PartialEq>(
     values: &[(String, T)],
     what: &str,
+    show: impl Fn(T) -> String,
     warnings: &mut Vec<String>,
 ) -> Option<T> {
     let (_, first) = values.first()?;
     if values.iter().all(|(_, v)| v == first) {
         return Some(*first);
     }
-    let list: Vec<String> = values.iter().map(|(p, v)| format!("{p}: {v}")).collect();
+    let list: Vec<String> = values
+        .iter()
+        .map(|(p, v)| format!("{p}: {}", show(*v)))
+        .collect();
     warnings.push(format!(
         "the selected ports need different {what}s ({}), and the library takes one per job: its default is used",
         list.join(", ")
@@ -142,24 +147,11 @@ pub(crate) fn scope(res: &Resolution, ports: &[PortUse]) -> Scope {
         }
     }
     s.pkey = agree(
-        &pkeys
-            .iter()
-            .map(|(p, k)| (p.clone(), Hex(*k)))
-            .collect::<Vec<_>>(),
+        &pkeys,
         "partition key",
+        |k| format!("0x{k:04x}"),
         &mut s.warnings,
-    )
-    .map(|h| h.0);
-    s.gid_index = agree(&gids, "GID index", &mut s.warnings);
+    );
+    s.gid_index = agree(&gids, "GID index", |g| g.to_string(), &mut s.warnings);
     s
-}
-
-/// A partition key printed as hex.
-#[derive(Debug, Clone, Copy, PartialEq)]
-struct Hex(u16);
-
-impl std::fmt::Display for Hex {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(f, "0x{:04x}", self.0)
-    }
 }

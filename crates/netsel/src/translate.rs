@@ -246,34 +246,70 @@ fn ofi_settings(on: &Job, prov: Provider, t: &mut Translation) {
             }
         }
         Provider::Verbs => verbs_devices(on, t),
-        Provider::Efa => {
-            // FI_EFA_IFACE takes a list: every selected device stays (multi-rail).
-            let mut devices: Vec<&str> = chosen.ports.iter().map(|p| p.device.as_str()).collect();
-            devices.dedup();
-            if !devices.is_empty() {
-                t.settings.push(env(
-                    "FI_EFA_IFACE",
-                    devices.join(","),
-                    "libfabric efa provider: only the selected devices",
-                ));
-            }
-        }
-        Provider::Cxi => {
-            // FI_CXI_DEVICE_NAME takes a comma list (fi_cxi(7)): every selected NIC stays,
-            // and the library spreads its ranks over them (multi-rail).
-            let mut devices: Vec<&str> = chosen.ports.iter().map(|p| p.device.as_str()).collect();
-            devices.dedup();
-            if !devices.is_empty() {
-                t.settings.push(env(
-                    "FI_CXI_DEVICE_NAME",
-                    devices.join(","),
-                    "libfabric cxi provider: only the selected NICs",
-                ));
-            }
-        }
+        // Both take a comma list (fi_efa(7), fi_cxi(7)): every selected device stays, and
+        // the library spreads its ranks over them (multi-rail).
+        Provider::Efa => device_list(
+            chosen,
+            "FI_EFA_IFACE",
+            "libfabric efa provider: only the selected devices",
+            t,
+        ),
+        Provider::Cxi => device_list(
+            chosen,
+            "FI_CXI_DEVICE_NAME",
+            "libfabric cxi provider: only the selected NICs",
+            t,
+        ),
         Provider::Opx => opx_hfi_select(chosen, t),
         Provider::Psm2 => psm2_devices(chosen, t),
         Provider::Usnic => {}
+    }
+}
+
+/// `knob` set to every selected device as a comma list, when there is one.
+fn device_list(chosen: &Chosen, knob: &str, reason: &str, t: &mut Translation) {
+    let devs = devices(chosen);
+    if !devs.is_empty() {
+        t.settings.push(env(knob, devs.join(","), reason));
+    }
+}
+
+/// How a library writes a partition key: the partition number alone (0 to 0x7fff: UCX,
+/// openib), or the whole key with its membership bit (MVAPICH2).
+#[derive(Clone, Copy)]
+enum PkeyForm {
+    Number,
+    Key,
+}
+
+/// The settings that keep RDMA traffic in the partition and on the VLAN GID the selected
+/// netdevs name (see [`crate::partition`]), in the knobs of one library (`who` in the
+/// reasons); a library without one of the knobs passes `None` for it.
+fn keep_scope(
+    scope: &Scope,
+    who: &str,
+    make: fn(&str, String, String) -> Setting,
+    pkey: Option<(&str, PkeyForm)>,
+    gid: Option<&str>,
+    t: &mut Translation,
+) {
+    if let (Some(k), Some((knob, form))) = (scope.pkey, pkey) {
+        let value = match form {
+            PkeyForm::Number => format!("0x{:x}", partition_number(k)),
+            PkeyForm::Key => format!("0x{k:04x}"),
+        };
+        t.settings.push(make(
+            knob,
+            value,
+            format!("{who}: the partition of the selected IPoIB netdev"),
+        ));
+    }
+    if let (Some(g), Some(knob)) = (scope.gid_index, gid) {
+        t.settings.push(make(
+            knob,
+            g.to_string(),
+            format!("{who}: the RoCE v2 GID of the selected VLAN netdev"),
+        ));
     }
 }
 
@@ -308,13 +344,15 @@ fn verbs_devices(on: &Job, t: &mut Translation) {
             "libfabric verbs provider: the netdevs of the selected ports (connection setup; a partition's or VLAN's netdev keeps the connections in it)",
         ));
     }
-    if let Some(g) = on.scope.gid_index {
-        t.settings.push(env(
-            "FI_VERBS_GID_IDX",
-            g.to_string(),
-            "libfabric verbs provider: the RoCE v2 GID of the selected VLAN netdev",
-        ));
-    }
+    // The partition follows the netdev set up on; the GID needs its own knob.
+    keep_scope(
+        on.scope,
+        "libfabric verbs provider",
+        env,
+        None,
+        Some("FI_VERBS_GID_IDX"),
+        t,
+    );
 }
 
 /// PSM2 (Open MPI's `mtl psm2`, libfabric's `psm2`): one HFI by `HFI_UNIT`/`HFI_PORT`;
@@ -547,40 +585,28 @@ fn open_mpi_openib_ports(on: &Job, t: &mut Translation) {
                 "RoCE and iWARP connect through RDMA CM",
             ));
         }
-        if let Some(k) = on.scope.pkey {
-            t.settings.push(mca(
-                "btl_openib_ib_pkey_val",
-                format!("0x{:x}", partition_number(k)),
-                "openib BTL: the partition of the selected IPoIB netdev",
-            ));
-        }
-        if let Some(g) = on.scope.gid_index {
-            t.settings.push(mca(
-                "btl_openib_gid_index",
-                g.to_string(),
-                "openib BTL: the RoCE v2 GID of the selected VLAN netdev",
-            ));
-        }
+        keep_scope(
+            on.scope,
+            "openib BTL",
+            mca,
+            Some(("btl_openib_ib_pkey_val", PkeyForm::Number)),
+            Some("btl_openib_gid_index"),
+            t,
+        );
     }
 }
 
 /// UCX's partition and GID of the selected netdevs (`UCX_IB_PKEY` takes the partition
 /// number, 0 to 0x7fff; `UCX_IB_GID_INDEX` the GID index).
 fn ucx_scope(scope: &Scope, t: &mut Translation) {
-    if let Some(k) = scope.pkey {
-        t.settings.push(env(
-            "UCX_IB_PKEY",
-            format!("0x{:x}", partition_number(k)),
-            "UCX: the partition of the selected IPoIB netdev",
-        ));
-    }
-    if let Some(g) = scope.gid_index {
-        t.settings.push(env(
-            "UCX_IB_GID_INDEX",
-            g.to_string(),
-            "UCX: the RoCE v2 GID of the selected VLAN netdev",
-        ));
-    }
+    keep_scope(
+        scope,
+        "UCX",
+        env,
+        Some(("UCX_IB_PKEY", PkeyForm::Number)),
+        Some("UCX_IB_GID_INDEX"),
+        t,
+    );
 }
 
 /// The usnic BTL's devices.
@@ -880,11 +906,9 @@ fn cray_mpich(on: &Job, t: &mut Translation) {
 
 fn mvapich2(on: &Job, t: &mut Translation) {
     let chosen = on.chosen;
-    let mut devs: Vec<String> = chosen.ports.iter().map(|p| p.device.clone()).collect();
-    devs.dedup();
     t.settings.push(env(
         "MV2_IBA_HCA",
-        devs.join(":"),
+        devices(chosen).join(":"),
         "MVAPICH2: only these HCAs (colon-separated)",
     ));
     if let Some(first) = chosen.ports.first() {
@@ -901,20 +925,14 @@ fn mvapich2(on: &Job, t: &mut Translation) {
             );
         }
     }
-    if let Some(k) = on.scope.pkey {
-        t.settings.push(env(
-            "MV2_DEFAULT_PKEY",
-            format!("0x{k:04x}"),
-            "MVAPICH2: the partition of the selected IPoIB netdev",
-        ));
-    }
-    if let Some(g) = on.scope.gid_index {
-        t.settings.push(env(
-            "MV2_DEFAULT_GID_INDEX",
-            g.to_string(),
-            "MVAPICH2: the RoCE v2 GID of the selected VLAN netdev",
-        ));
-    }
+    keep_scope(
+        on.scope,
+        "MVAPICH2",
+        env,
+        Some(("MV2_DEFAULT_PKEY", PkeyForm::Key)),
+        Some("MV2_DEFAULT_GID_INDEX"),
+        t,
+    );
     if chosen.ports.iter().any(|p| p.kind == VerbsKind::Roce) {
         t.settings
             .push(env("MV2_USE_RoCE", "1", "MVAPICH2: RoCE mode"));

@@ -381,11 +381,14 @@ fn network_selection_moves_the_bytes_on_every_path() {
     // Before any job: `xylem net check` through the same launcher names both hosts'
     // choices and the pair they cut apart (exit 3), whatever the library would do; the
     // straight selection passes (exit 0).
-    let mut words: Vec<String> = [xylem, "net", "check", "--enable", &crossed, "--"]
-        .map(String::from)
-        .to_vec();
-    words.extend(cluster.launcher_words(mpi));
-    let job = cluster.run_on_first_host(mpi, &words, 60);
+    let net_check = |list: &str| {
+        let mut words: Vec<String> = [xylem, "net", "check", "--enable", list, "--"]
+            .map(String::from)
+            .to_vec();
+        words.extend(cluster.launcher_words(mpi));
+        cluster.run_on_first_host(mpi, &words, 60)
+    };
+    let job = net_check(&crossed);
     assert_eq!(job.code, Some(3), "{job:#?}");
     assert!(
         job.stdout.contains("host xyh1: data0 ")
@@ -404,11 +407,7 @@ fn network_selection_moves_the_bytes_on_every_path() {
         job.stdout.trim().replace('\n', " | ")
     );
     let straight = format!("{},{}", DATA_A.name, DATA_A.peer);
-    let mut words: Vec<String> = [xylem, "net", "check", "--enable", &straight, "--"]
-        .map(String::from)
-        .to_vec();
-    words.extend(cluster.launcher_words(mpi));
-    let job = cluster.run_on_first_host(mpi, &words, 60);
+    let job = net_check(&straight);
     assert_eq!(job.code, Some(0), "{job:#?}");
 
     // A human name: on these hosts every link is virtual Ethernet, so `ethernet` names all

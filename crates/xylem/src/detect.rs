@@ -106,6 +106,8 @@ pub fn detect_flavour(program: Option<&Path>) -> Result<Detected, DetectError> {
         .iter()
         .map(|cmd| cmd.iter().map(|a| a.to_string()).collect::<Vec<_>>());
     let mut found: Option<Detected> = None;
+    // The flavours already in `found.others`, each said once.
+    let mut other_flavours: Vec<Flavour> = Vec::new();
     for cmd in beside.into_iter().chain(anywhere) {
         let words: Vec<&str> = cmd.iter().map(String::as_str).collect();
         // Once one answered, only the other libraries' own tools are asked (not the
@@ -125,11 +127,9 @@ pub fn detect_flavour(program: Option<&Path>) -> Result<Detected, DetectError> {
                             others: Vec::new(),
                         })
                     }
-                    Some(d) if d.flavour != f => {
-                        let named = format!("{f} ");
-                        if !d.others.iter().any(|o| o.starts_with(&named)) {
-                            d.others.push(format!("{f} (from {source})"));
-                        }
+                    Some(d) if d.flavour != f && !other_flavours.contains(&f) => {
+                        other_flavours.push(f);
+                        d.others.push(format!("{f} (from {source})"));
                     }
                     Some(_) => {}
                 }

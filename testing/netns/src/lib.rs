@@ -440,14 +440,27 @@ impl Cluster {
         env: &[(&str, &str)],
         seconds: u64,
     ) -> Command {
+        let mut words = self.launcher_words(mpi);
+        words.extend(program.iter().map(|s| s.to_string()));
+        self.timed_on_first_host(mpi, &words, env, seconds)
+    }
+
+    /// `words` on host 0 under `timeout` (`seconds`, then SIGKILL 5 s later), with the job
+    /// environment of `mpi` and `env`.
+    fn timed_on_first_host(
+        &self,
+        mpi: Installation,
+        words: &[String],
+        env: &[(&str, &str)],
+        seconds: u64,
+    ) -> Command {
         let mut inner: Vec<String> = vec![
             "timeout".into(),
             "-k".into(),
             "5".into(),
             seconds.to_string(),
         ];
-        inner.extend(self.launcher_words(mpi));
-        inner.extend(program.iter().map(|s| s.to_string()));
+        inner.extend(words.iter().cloned());
         let mut command = self.on_host(0, &inner);
         job_env(&mut command, mpi, env);
         command
@@ -518,15 +531,7 @@ impl Cluster {
     /// Runs `words` (a command that starts the launcher itself, such as `xylem net
     /// check -- LAUNCHER …`) on host 0 with the job environment of `mpi`, under `timeout`.
     pub fn run_on_first_host(&self, mpi: Installation, words: &[String], seconds: u64) -> Job {
-        let mut inner: Vec<String> = vec![
-            "timeout".into(),
-            "-k".into(),
-            "5".into(),
-            seconds.to_string(),
-        ];
-        inner.extend(words.iter().cloned());
-        let mut command = self.on_host(0, &inner);
-        job_env(&mut command, mpi, &[]);
+        let command = self.timed_on_first_host(mpi, words, &[], seconds);
         mpitest::run(command, Path::new(&words[0]))
     }
 

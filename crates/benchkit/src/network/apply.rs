@@ -216,6 +216,17 @@ struct Payload {
     host: HostSelection,
 }
 
+/// Adds the lines of `new` not yet in `lines`, each on one line: a host's line comes once
+/// however many of its ranks sent it.
+fn add_distinct(lines: &mut Vec<String>, new: Vec<String>) {
+    for w in new {
+        let w = w.replace('\n', " ");
+        if !lines.contains(&w) {
+            lines.push(w);
+        }
+    }
+}
+
 /// The cross-host findings of rank 0, from every rank's [`payload`] in rank order.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct HostCheck {
@@ -258,18 +269,8 @@ impl HostCheck {
                 Ok(h) => hosts.push(h),
                 Err(e) => check.unreadable.push(format!("rank {rank}: {e}")),
             }
-            for w in p.warnings {
-                let w = w.replace('\n', " ");
-                if !check.unmatched.contains(&w) {
-                    check.unmatched.push(w);
-                }
-            }
-            for w in p.losses {
-                let w = w.replace('\n', " ");
-                if !check.losses.contains(&w) {
-                    check.losses.push(w);
-                }
-            }
+            add_distinct(&mut check.unmatched, p.warnings);
+            add_distinct(&mut check.losses, p.losses);
             resolved.push(p.host);
         }
         check.hosts = merge_hosts(resolved);
