@@ -136,13 +136,6 @@ pub struct Options {
     #[arg(long, hide = true)]
     pub test_truncate_file: bool,
 
-    /// For the tests, in debug builds only: scale the time budgets of rewrite and read by
-    /// this factor, so that they stop before the write's counts and must skip to the next
-    /// pattern's data.
-    #[cfg(debug_assertions)]
-    #[arg(long, hide = true, value_name = "FACTOR")]
-    pub test_reread_budget: Option<f64>,
-
     /// --enable, --disable, --strict.
     #[command(flatten)]
     pub network: benchkit::network::NetworkArgs,
@@ -183,15 +176,6 @@ impl Options {
             return Sabotage::Corrupt;
         }
         Sabotage::None
-    }
-
-    /// The factor of the test aid `--test-reread-budget` (1 without it, and always in a
-    /// release build).
-    pub fn reread_budget(&self) -> f64 {
-        #[cfg(debug_assertions)]
-        return self.test_reread_budget.unwrap_or(1.0);
-        #[cfg(not(debug_assertions))]
-        return 1.0;
     }
 
     /// Parses `args` (with the program name first) after rewriting the 2.1 spellings.

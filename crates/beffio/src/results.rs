@@ -156,6 +156,14 @@ impl PartitionResult {
     pub fn errors(&self) -> u64 {
         self.access.iter().map(|a| a.errors()).sum()
     }
+
+    /// Seconds of the partition's wall time outside its patterns' timed windows (barrier
+    /// to barrier): opens and closes, file views, hints, the agreements and checks
+    /// between patterns, the segment plan, a dropped cache.
+    pub fn untimed_s(&self) -> f64 {
+        let timed = self.access.iter().fold(0.0, |s, a| s + a.time_s());
+        (self.wall_s - timed).max(0.0)
+    }
 }
 
 /// The partition a run stopped in (a signal, a stall, an error): the patterns it had

@@ -113,9 +113,57 @@ fn lowest_failing<C: Communicator>(comm: &C, failed: bool) -> Option<i32> {
 /// prefixed with `rank N: ` in a job of several ranks, unless it says so already — and
 /// `Ok` on every rank otherwise. The message travels whole, however long.
 pub fn agree_message<C: Communicator>(comm: &C, local: Option<String>) -> Result<(), String> {
-    let Some(first) = lowest_failing(comm, local.is_some()) else {
-        return Ok(());
+    match lowest_failing(comm, local.is_some()) {
+        None => Ok(()),
+        Some(first) => Err(message_of(comm, first, local)),
+    }
+}
+
+/// [`agree_message`] and [`max_all`] in one reduction (a collective call): `Err` with the
+/// lowest failing rank's message when `local` is `Some` on any rank, else the maximum of
+/// each of `values` over the ranks.
+pub fn agree_message_max<C: Communicator, const K: usize>(
+    comm: &C,
+    local: Option<String>,
+    values: [f64; K],
+) -> Result<[f64; K], String> {
+    // The failing rank r counts as size − r, the others as 0: the maximum names the lowest.
+    let key = if local.is_some() {
+        f64::from(comm.size() - comm.rank())
+    } else {
+        0.0
     };
+    let mine: Vec<f64> = values.iter().copied().chain([key]).collect();
+    let mut out = vec![0.0; K + 1];
+    comm.all_reduce_into(&mine[..], &mut out[..], SystemOperation::max());
+    if out[K] > 0.0 {
+        // An exact small integer: ranks are far below 2^53.
+        let first = comm.size() - out[K] as i32;
+        return Err(message_of(comm, first, local));
+    }
+    let mut max = [0.0; K];
+    max.copy_from_slice(&out[..K]);
+    Ok(max)
+}
+
+/// Every rank's `values`, in rank order, on every rank (one all-gather, a collective call).
+pub fn gather_all<C: Communicator, const K: usize>(comm: &C, values: [f64; K]) -> Vec<[f64; K]> {
+    let size = usize::try_from(comm.size()).expect("a communicator size is positive");
+    let mut all = vec![0.0; K * size];
+    comm.all_gather_into(&values[..], &mut all[..]);
+    all.chunks_exact(K)
+        .map(|c| {
+            let mut v = [0.0; K];
+            v.copy_from_slice(c);
+            v
+        })
+        .collect()
+}
+
+/// The message of rank `first` (its `local`), which every rank of `comm` knows to be the
+/// lowest failing one, carried to every rank (a collective call) — prefixed with
+/// `rank N: ` in a job of several ranks, unless it says so already.
+pub fn message_of<C: Communicator>(comm: &C, first: i32, local: Option<String>) -> String {
     let text = if comm.rank() == first {
         local.unwrap_or_default()
     } else {
@@ -130,11 +178,11 @@ pub fn agree_message<C: Communicator>(comm: &C, local: Option<String>) -> Result
         root.broadcast_into(&mut buf[..]);
     }
     let text = String::from_utf8_lossy(&buf).into_owned();
-    Err(if comm.size() > 1 && !text.starts_with("rank ") {
+    if comm.size() > 1 && !text.starts_with("rank ") {
         format!("rank {first}: {text}")
     } else {
         text
-    })
+    }
 }
 
 /// The collective maximum of a few values.

@@ -51,7 +51,10 @@ pub mod start;
 pub mod watchdog;
 
 #[cfg(feature = "mpi")]
-pub use agree::{agree, agree_message, gather_strings, max_all, sum_all, Agreed, Failure};
+pub use agree::{
+    agree, agree_message, agree_message_max, gather_all, gather_strings, max_all, message_of,
+    sum_all, Agreed, Failure,
+};
 pub use exit::Exit;
 #[cfg(feature = "mpi")]
 pub use start::{

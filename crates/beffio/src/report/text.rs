@@ -171,12 +171,14 @@ pub fn hints_block(p: &PartitionResult) -> String {
 pub fn partition_figures(p: &PartitionResult) -> String {
     let mut out = format!(
         "partition n = {}: b_eff_io = {:.3} MB/s (paper, U-weighted), {:.3} MB/s (2.1 formula), \
-         scheduled {:.1} s, took {:.1} s, segment {} bytes\n",
+         scheduled {:.1} s, took {:.1} s ({:.1} s of it outside the patterns' timed windows), \
+         segment {} bytes\n",
         p.processes,
         b_eff_io_paper(p),
         b_eff_io_2_1(p),
         p.scheduled_s,
         p.wall_s,
+        p.untimed_s(),
         p.segment_bytes
     );
     if let Some(b) = p.posix_baseline {

@@ -8,10 +8,10 @@ use crate::patterns::{Pattern, PatternType, Role};
 use crate::results::{patterns_time_s, PatternResult, PosixBaseline, TypeTotal};
 use crate::schedule::{pattern_time, Access};
 use crate::segment::SegmentPlan;
-use benchkit::{agree_message as agree, max_all, sum_all};
+use benchkit::{agree_message as agree, agree_message_max, gather_all, max_all, message_of};
 use mpi::topology::SimpleCommunicator;
 use mpi::traits::*;
-use mpiio::{AccessMode, Datatype, File, Whence};
+use mpiio::{AccessMode, Datatype, File};
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
@@ -34,8 +34,6 @@ pub struct Partition<'a> {
     pub noshared: bool,
     /// `--check-every-call`.
     pub every_call: bool,
-    /// The factor on rewrite's and read's budgets (1; less only in tests).
-    pub reread_budget: f64,
     /// `--posix-baseline`: whether asked for, and the measurement once made.
     pub posix_baseline: Baseline,
     /// Signal number received, 0 if none.
@@ -167,19 +165,35 @@ struct LocalTimes {
     check_s: f64,
 }
 
+/// What ending a pattern gave on this rank.
+#[derive(Debug)]
+struct Ended {
+    /// Barrier to barrier.
+    time_s: f64,
+    /// In the closing sync.
+    sync_s: f64,
+    /// The sync's failure, or a file that does not hold what was written: this rank's,
+    /// not yet agreed on.
+    failure: Option<String>,
+}
+
+/// A flag as a value of a maximum reduction.
+fn flag(set: bool) -> f64 {
+    f64::from(u8::from(set))
+}
+
 /// The bytes each rank allocates for its buffers: the write and the read buffer of MPART
 /// each, and with `--posix-baseline` a byte copy of the write buffer.
 pub fn buffer_bytes(mpart: u64, posix_baseline: bool) -> u64 {
     mpart.saturating_mul(if posix_baseline { 3 } else { 2 })
 }
 
-/// The calls each pattern made in one partition, by pattern number.
+/// The calls each pattern's write made in one partition, by pattern number: where its
+/// data lies in the file, and how often rewrite and read repeat it.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Counts {
-    /// By the write: where each pattern's data lies in the file.
+    /// Write calls by pattern number.
     pub written: Vec<u64>,
-    /// By the last access: how many calls the next one may repeat.
-    pub readable: Vec<u64>,
 }
 
 impl Counts {
@@ -187,7 +201,6 @@ impl Counts {
     pub fn new(patterns: usize) -> Self {
         Counts {
             written: vec![0; patterns],
-            readable: vec![0; patterns],
         }
     }
 }
@@ -195,26 +208,13 @@ impl Counts {
 /// How many calls a pattern makes.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Calls {
-    /// Exactly this many, unbudgeted: the pattern that opens a segment and the filler
-    /// that closes it (one call each).
+    /// Exactly this many, with no global check among them: rewrite and read (what the
+    /// write put in the file, every byte), the writes of types 3 and 4 (the segment
+    /// plan's counts), the pattern that opens a segment and the filler that closes it.
     Exactly(u64),
-    /// As many as fit the pattern's time budget, but no more than this: rewrite and read
-    /// (not beyond what the write put in the file) and the writes of types 3 and 4
-    /// (not beyond the segment's plan). The termination rule applies to them as to
-    /// every pattern, so a slow moment cannot stretch a run far past its schedule.
-    AtMost(u64),
-    /// As many as fit the budget: the writes of types 0 to 2.
+    /// As many as fit the budget, with global checks between growing batches: the
+    /// writes of types 0 to 2.
     Budget,
-}
-
-impl Calls {
-    /// The most calls the pattern may make.
-    fn cap(self) -> u64 {
-        match self {
-            Calls::Exactly(n) | Calls::AtMost(n) => n,
-            Calls::Budget => u64::MAX,
-        }
-    }
 }
 
 /// Where a file of type `ptype` ends once each of `ranks` ranks has written `written`
@@ -513,9 +513,7 @@ impl Partition<'_> {
     }
 
     /// Runs all patterns of one type under one access method. `counts` holds each
-    /// pattern's calls: `written` filled in by write (the file's layout), `readable` by
-    /// every access (what the next one may repeat: rewrite and read stop at their budget,
-    /// and read checks only what rewrite stamped).
+    /// pattern's write calls, filled in by write; rewrite and read make exactly as many.
     pub fn run_type(
         &mut self,
         ptype: PatternType,
@@ -547,21 +545,17 @@ impl Partition<'_> {
                 (_, Role::Open, _) | (_, Role::Filler, _) => Calls::Exactly(1),
                 (Access::Write, _, PatternType::Segmented | PatternType::SegmentedCollective) => {
                     match segment.and_then(|s| s.repeats.get(p.number - first)) {
-                        Some(&r) => Calls::AtMost(r),
+                        Some(&r) => Calls::Exactly(r),
                         None => return Err(format!("no segment plan for pattern {}", p.number)),
                     }
                 }
                 (Access::Write, _, _) => Calls::Budget,
-                _ => Calls::AtMost(counts.readable[p.number]),
+                _ => Calls::Exactly(counts.written[p.number]),
             };
             self.pattern_hints(&mut open, &p, access)?;
             let r = self.run_pattern(&mut open, p, access, calls)?;
-            counts.readable[p.number] = r.repeats;
             if access == Access::Write {
                 counts.written[p.number] = r.repeats;
-            } else {
-                let skipped = counts.written[p.number].saturating_sub(r.repeats);
-                self.skip_calls(&mut open, &p, skipped)?;
             }
             let largest = p.chunk == self.table[1].chunk && p.role == Role::Measured;
             if self.posix_baseline == Baseline::Wanted
@@ -602,33 +596,6 @@ impl Partition<'_> {
                 wall_s,
             },
         ))
-    }
-
-    /// Moves past the calls of `p` that this access left out (it stopped at its budget
-    /// before the write's count), so that the next pattern starts where the write put it:
-    /// the strided types' base, the shared pointer (collective), or the individual one.
-    fn skip_calls(&mut self, open: &mut Open, p: &Pattern, calls: u64) -> Result<(), String> {
-        if calls == 0 {
-            return Ok(());
-        }
-        let n = self.n();
-        if self.strided(p.ptype) {
-            open.base += n * p.chunk * calls * p.chunks_per_call();
-            return Ok(());
-        }
-        let moved = match p.ptype {
-            // The default view: offsets in bytes, the shared pointer moved by all ranks'.
-            PatternType::Shared => open
-                .file
-                .seek_shared((calls * p.memory * n) as i64, Whence::Current),
-            // A file of the rank's own, default view: bytes.
-            PatternType::Separate => open.file.seek((calls * p.memory) as i64, Whence::Current),
-            // The segment view's elementary type is a u64.
-            _ => open
-                .file
-                .seek((calls * p.memory / 8) as i64, Whence::Current),
-        };
-        agree(self.comm, moved.err().map(|e| self.io_message(e)))
     }
 
     /// Writes the bytes of `r` (a separate-file pattern) again with plain POSIX calls,
@@ -693,20 +660,20 @@ impl Partition<'_> {
             super::quiet::Capture::start(format!("rank {}, {}", self.rank(), context(access, &p)));
         self.comm.barrier();
         let t0 = mpi::time();
-        let mut tally = self.time_driven_calls(&mut open.file, &p, access, calls, planner, t0);
+        let mut tally = self.pattern_calls(&mut open.file, &p, access, calls, planner, t0);
         let io_s = mpi::time() - t0 - tally.check_s;
         let failure = tally.first_error.take();
-        let (time_s, sync_s) = self.end_pattern(open, &p, access, t0, tally.done, failure)?;
+        let ended = self.end_pattern(open, &p, access, t0, tally.done, failure)?;
         if let Some(q) = quiet {
             q.finish();
         }
         let local = LocalTimes {
-            time_s,
-            sync_s,
+            time_s: ended.time_s,
+            sync_s: ended.sync_s,
             io_s,
             check_s: tally.check_s,
         };
-        let r = self.pattern_result(p, access, budget, &tally, local);
+        let r = self.pattern_result(p, access, budget, &tally, local, ended.failure)?;
         self.note_for_next_patterns(open, access, &r);
         Ok(r)
     }
@@ -730,18 +697,12 @@ impl Partition<'_> {
         Ok(())
     }
 
-    /// Pattern `p`'s time budget (seconds; rewrite's and read's scaled by
-    /// `reread_budget`) and the planner of its batches, which expects each call of a
-    /// write or rewrite to add its bytes' share of the closing sync, at the rate the
-    /// partition's writes have measured so far.
+    /// Pattern `p`'s time budget (seconds) and the planner of its batches (used by the
+    /// time-driven writes), which expects each call to add its bytes' share of the
+    /// closing sync, at the rate the partition's writes have measured so far.
     fn batch_planner(&self, p: &Pattern, access: Access) -> (f64, BatchPlanner) {
-        let scale = if access == Access::Write {
-            1.0
-        } else {
-            self.reread_budget
-        };
-        let budget = pattern_time(self.time_s, p.u) * scale;
-        let extra = if access != Access::Read {
+        let budget = pattern_time(self.time_s, p.u);
+        let extra = if access == Access::Write {
             self.sync_seen.expected_s(p.memory * self.n())
         } else {
             0.0
@@ -753,10 +714,11 @@ impl Partition<'_> {
         (budget, planner)
     }
 
-    /// The time-driven loop of pattern `p`, begun at `t0`: batches of calls as `planner`
-    /// sizes them (or exactly the calls asked for), each batch followed by a global check
-    /// ([`Self::termination_check`]) unless the pattern has made all its calls.
-    fn time_driven_calls(
+    /// The calls of pattern `p`, begun at `t0`: exactly the count asked for, with no
+    /// collective among them but the calls themselves, or (a time-driven write) batches
+    /// as `planner` sizes them, each followed by a global check
+    /// ([`Self::termination_check`]).
+    fn pattern_calls(
         &mut self,
         file: &mut File,
         p: &Pattern,
@@ -772,32 +734,36 @@ impl Partition<'_> {
             p.ptype,
             PatternType::Scatter | PatternType::Shared | PatternType::SegmentedCollective
         );
-        let cap = calls.cap();
-        let mut batch = match calls {
-            Calls::Exactly(n) => n,
-            Calls::AtMost(_) | Calls::Budget => planner.first().min(cap),
-        };
-        loop {
-            for _ in 0..batch {
-                self.call(file, p, access, collective, &mut tally);
+        match calls {
+            Calls::Exactly(n) => {
+                for _ in 0..n {
+                    self.call(file, p, access, collective, &mut tally);
+                }
             }
-            if matches!(calls, Calls::Exactly(_)) || tally.done >= cap {
-                break;
-            }
-            let Some(elapsed) = self.termination_check(access, t0, &mut tally) else {
-                break;
-            };
-            match planner.next(tally.done, elapsed) {
-                Some(b) => batch = b.min(cap - tally.done),
-                None => break,
+            Calls::Budget => {
+                let mut batch = planner.first();
+                loop {
+                    for _ in 0..batch {
+                        self.call(file, p, access, collective, &mut tally);
+                    }
+                    let Some(elapsed) = self.termination_check(access, t0, &mut tally) else {
+                        break;
+                    };
+                    match planner.next(tally.done, elapsed) {
+                        Some(b) => batch = b,
+                        None => break,
+                    }
+                }
             }
         }
         tally
     }
 
     /// The next call of pattern `p` (the `tally.done`-th), counted in `tally` with its
-    /// first failure and the data errors it found. After a failure the rank passes over
-    /// its further calls, but for `collective` ones, which the other ranks wait in.
+    /// first failure and the data errors it found. A rank that failed or was interrupted
+    /// stops moving data: it passes over its further calls, and makes its `collective`
+    /// ones, which the other ranks wait in, with no data. The failure or the signal is
+    /// agreed on at the pattern's end (or at the next global check).
     fn call(
         &mut self,
         file: &mut File,
@@ -807,7 +773,8 @@ impl Partition<'_> {
         tally: &mut Tally,
     ) {
         self.watch.tick();
-        if tally.first_error.is_some() && !collective {
+        let stopped = tally.first_error.is_some() || self.signal.load(Ordering::Relaxed) != 0;
+        if stopped && !collective {
             tally.done += 1;
             return;
         }
@@ -818,9 +785,9 @@ impl Partition<'_> {
             first_seq: tally.done * p.chunks_per_call(),
         };
         let r = match access {
-            Access::Write | Access::Rewrite => self.write_call(file, p, id),
+            Access::Write | Access::Rewrite => self.write_call(file, p, id, stopped),
             Access::Read => self
-                .read_call(file, p, id, &mut tally.details)
+                .read_call(file, p, id, stopped, &mut tally.details)
                 .map(|found| tally.data_errors += found),
         };
         if let Err(e) = r {
@@ -832,10 +799,18 @@ impl Partition<'_> {
     }
 
     /// One write (or rewrite) call of pattern `p`: the write buffer's markers stamped for
-    /// `id`, then written individually, collectively or in rank order by pattern type.
-    fn write_call(&mut self, file: &mut File, p: &Pattern, id: ChunkId) -> mpiio::Result<()> {
+    /// `id`, then written individually, collectively or in rank order by pattern type;
+    /// nothing written when `empty` (a stopped rank's part in a collective call).
+    fn write_call(
+        &mut self,
+        file: &mut File,
+        p: &Pattern,
+        id: ChunkId,
+        empty: bool,
+    ) -> mpiio::Result<()> {
         let strided = self.strided(p.ptype);
-        let buf = &mut self.wbuf[..(p.memory / 8) as usize];
+        let words = if empty { 0 } else { (p.memory / 8) as usize };
+        let buf = &mut self.wbuf[..words];
         stamp(buf, (p.chunk / 8) as usize, id);
         match p.ptype {
             _ if strided => file.write_all(buf),
@@ -847,22 +822,27 @@ impl Partition<'_> {
 
     /// One read call of pattern `p`, individual, collective or in rank order by pattern
     /// type, and its markers checked against `id`: the data errors found (the first
-    /// `-e` of the pattern named in `details`).
+    /// `-e` of the pattern named in `details`). Nothing read when `empty`.
     fn read_call(
         &mut self,
         file: &mut File,
         p: &Pattern,
         id: ChunkId,
+        empty: bool,
         details: &mut Vec<DataError>,
     ) -> mpiio::Result<u64> {
         let strided = self.strided(p.ptype);
-        let buf = &mut self.rbuf[..(p.memory / 8) as usize];
+        let words = if empty { 0 } else { (p.memory / 8) as usize };
+        let buf = &mut self.rbuf[..words];
         match p.ptype {
             _ if strided => file.read_all(buf),
             PatternType::Shared => file.read_ordered(buf),
             PatternType::Separate | PatternType::Segmented => file.read(buf),
             _ => file.read_all(buf),
         }?;
+        if empty {
+            return Ok(0);
+        }
         let chunk_words = (p.chunk / 8) as usize;
         Ok(check_with_limit(
             buf,
@@ -881,14 +861,8 @@ impl Partition<'_> {
         let full = access == Access::Write && no_free_block(&self.dir);
         tally.checks += 1;
         let tc = mpi::time();
-        let [elapsed, fail, full] = max_all(
-            self.comm,
-            [
-                mpi::time() - t0,
-                f64::from(u8::from(local_fail)),
-                f64::from(u8::from(full)),
-            ],
-        );
+        let [elapsed, fail, full] =
+            max_all(self.comm, [mpi::time() - t0, flag(local_fail), flag(full)]);
         tally.check_s += mpi::time() - tc;
         // A full disk ends the pattern early; the file's size decides at its end
         // ([`Self::end_pattern`]) whether it took what was written.
@@ -899,10 +873,12 @@ impl Partition<'_> {
         }
     }
 
-    /// The steps that end pattern `p` after its `done` calls (collective): a failure of
-    /// any rank agreed on, for writes the full-disk check and `MPI_File_sync`, the
-    /// barrier, and for writes the check that the file holds what was written. Returns
-    /// this rank's time since `t0` (barrier to barrier) and its time in the sync.
+    /// The steps that end pattern `p` after its `done` calls (collective): a failure or
+    /// a signal on any rank agreed on (with, for writes, whether the file system is
+    /// full, in the same reduction), for writes `MPI_File_sync`, the barrier that ends
+    /// the timed window, and for writes the check that the file holds what was written.
+    /// A failure of the sync or of that check is this rank's alone until
+    /// [`Self::pattern_result`] agrees on it.
     fn end_pattern(
         &mut self,
         open: &mut Open,
@@ -911,55 +887,45 @@ impl Partition<'_> {
         t0: f64,
         done: u64,
         failure: Option<String>,
-    ) -> Result<(f64, f64), String> {
+    ) -> Result<Ended, String> {
+        let writes = access != Access::Read;
         // Every rank learns of a failure on any rank before the sync, a collective call
         // that a failing rank would otherwise skip while the others wait in it.
-        agree(self.comm, failure.or_else(|| self.interrupted()))?;
-        if access != Access::Read {
-            self.check_full_disk_before_sync(open, p, access, done)?;
+        let full = writes && no_free_block(&self.dir);
+        let [full] = agree_message_max(
+            self.comm,
+            failure.or_else(|| self.interrupted()),
+            [flag(full)],
+        )?;
+        if writes {
+            open.written += done * p.memory;
+        }
+        if full > 0.0 {
+            // On a full disk some ranks' MPI_File_sync can fail before the barrier inside
+            // it while the others wait in that barrier (Open MPI 5's ompio does), and no
+            // agreement of ours can reach them there. So the ranks first check together
+            // that the file holds what was written, and stop before the sync when not.
+            agree(self.comm, self.short_file(p, access, open, open.written))?;
         }
         let mut sync_s = 0.0;
         let mut synced = Ok(());
-        if access != Access::Read {
+        if writes {
             let ts = mpi::time();
             synced = open.file.sync();
             sync_s = mpi::time() - ts;
         }
         self.comm.barrier();
         let time_s = mpi::time() - t0;
-        agree(
-            self.comm,
-            synced
-                .err()
-                .map(|e| format!("{}: {}", context(access, p), self.io_message(e))),
-        )?;
-        if access != Access::Read {
-            open.written += done * p.memory;
-            agree(self.comm, self.short_file(p, access, open, open.written))?;
-        }
-        Ok((time_s, sync_s))
-    }
-
-    /// Before a write's sync (collective): when the file system has no free block left,
-    /// whether the file holds what its `done` calls wrote, agreed on by every rank.
-    fn check_full_disk_before_sync(
-        &self,
-        open: &Open,
-        p: &Pattern,
-        access: Access,
-        done: u64,
-    ) -> Result<(), String> {
-        // On a full disk some ranks' MPI_File_sync can fail before the barrier inside it
-        // while the others wait in that barrier (Open MPI 5's ompio does), and no agreement
-        // of ours can reach them there. So when the file system has no block left, the
-        // ranks first check together that the file holds what was written, and stop
-        // before the sync when it does not.
-        let [full] = max_all(self.comm, [f64::from(u8::from(no_free_block(&self.dir)))]);
-        if full > 0.0 {
-            let written = open.written + done * p.memory;
-            agree(self.comm, self.short_file(p, access, open, written))?;
-        }
-        Ok(())
+        let failure = match synced {
+            Err(e) => Some(format!("{}: {}", context(access, p), self.io_message(e))),
+            Ok(()) if writes => self.short_file(p, access, open, open.written),
+            Ok(()) => None,
+        };
+        Ok(Ended {
+            time_s,
+            sync_s,
+            failure,
+        })
     }
 
     /// Prints this rank's named data errors of pattern `p` on standard error.
@@ -981,9 +947,10 @@ impl Partition<'_> {
         }
     }
 
-    /// The result of pattern `p` (collective): the slowest rank's time and the parts of
-    /// that same rank's time (so that they add up to it), the data errors of all ranks
-    /// (each rank's named ones printed on the way), the bytes of all ranks.
+    /// The result of pattern `p` (collective, one all-gather of every rank's figures):
+    /// the slowest rank's time and the parts of that same rank's time (so that they add
+    /// up to it), the data errors of all ranks (each rank's named ones printed on the
+    /// way), the bytes of all ranks; or the lowest failing rank's `failure`, on every rank.
     fn pattern_result(
         &self,
         p: Pattern,
@@ -991,25 +958,29 @@ impl Partition<'_> {
         budget: f64,
         tally: &Tally,
         local: LocalTimes,
-    ) -> PatternResult {
-        let [time_s] = max_all(self.comm, [local.time_s]);
-        // The slowest rank, the lowest of equals: max_all returns one rank's value exactly.
-        let candidate = if local.time_s == time_s {
-            -(self.rank() as f64)
-        } else {
-            f64::NEG_INFINITY
-        };
-        let [slowest] = max_all(self.comm, [candidate]);
-        let parts = if -slowest == self.rank() as f64 {
-            [local.sync_s, local.io_s, local.check_s]
-        } else {
-            [0.0; 3]
-        };
-        // Times are not negative, so the maximum is the slowest rank's.
-        let [sync_s, io_s, check_s] = max_all(self.comm, parts);
+        failure: Option<String>,
+    ) -> Result<PatternResult, String> {
         self.print_data_errors(&p, access, &tally.details);
-        let errors = sum_all(self.comm, tally.data_errors);
-        PatternResult {
+        let all = gather_all(
+            self.comm,
+            [
+                local.time_s,
+                local.sync_s,
+                local.io_s,
+                local.check_s,
+                // Exact: counts far below 2^53.
+                tally.data_errors as f64,
+                flag(failure.is_some()),
+            ],
+        );
+        if let Some(first) = all.iter().position(|v| v[5] > 0.0) {
+            return Err(message_of(self.comm, first as i32, failure));
+        }
+        // The slowest rank, the lowest of equals.
+        let slowest = (0..all.len()).fold(0, |s, i| if all[i][0] > all[s][0] { i } else { s });
+        let [time_s, sync_s, io_s, check_s, ..] = all[slowest];
+        let errors = all.iter().map(|v| v[4] as u64).sum();
+        Ok(PatternResult {
             pattern: p,
             scheduled_s: budget,
             repeats: tally.done,
@@ -1020,7 +991,7 @@ impl Partition<'_> {
             checks: tally.checks,
             io_s,
             check_s,
-        }
+        })
     }
 
     /// What the next patterns need of `r`: a write's sync time for their budgets, and a

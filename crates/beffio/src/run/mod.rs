@@ -565,7 +565,6 @@ fn run_partitions(
                         time_s,
                         noshared: opts.noshared,
                         every_call: opts.check_every_call,
-                        reread_budget: opts.reread_budget(),
                         posix_baseline: exec::Baseline::asked(opts.posix_baseline),
                         signal: signal.clone(),
                         wbuf: crate::markers::write_buffer((mpart / 8) as usize),
