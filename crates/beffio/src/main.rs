@@ -6,7 +6,11 @@ fn main() {
     // Arguments as the OS gives them: a path need not be UTF-8 (std::env::args would
     // panic on one).
     let args: Vec<std::ffi::OsString> = std::env::args_os().collect();
-    let options = beffio::options::Options::parse_args(&args);
+    // Parsed once: the run gets the outcome, --help and usage errors included.
+    let options = beffio::options::Options::parse_with_long_version(
+        args,
+        benchkit::long_version(env!("CARGO_PKG_VERSION")),
+    );
     if let Ok(beffio::options::Options {
         clean: Some(dir), ..
     }) = &options
@@ -36,7 +40,10 @@ fn main() {
         &benchkit::processor_name(),
         stall,
     );
-    let code = beffio::run::run(&world, args, network, &watchdog);
+    let code = match beffio::run::run(&world, options, network, &watchdog) {
+        Ok(()) => 0,
+        Err(agreed) => agreed.code,
+    };
     watchdog.finalizing(code);
     mpi.exit(code)
 }

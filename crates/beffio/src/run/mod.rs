@@ -2,23 +2,23 @@
 //! collective error handling and the reports.
 
 pub mod cache;
-pub mod exec;
 pub mod fsprobe;
 mod kept;
+pub mod partition;
 pub mod progress;
 pub mod quiet;
 pub mod rundir;
+pub mod stopped;
 
 use crate::hints::{parse_hints_file, Hints};
-use crate::options::{MemorySetting, Options, Sabotage};
+use crate::options::{MemorySetting, Options};
 use crate::outputs::Outputs;
-use crate::patterns::{mpart, pattern_table, PatternType, PATTERN_COUNT};
+use crate::patterns::{mpart, PatternType};
 use crate::report::{self, RunInfo};
-use crate::results::{AccessResult, PartitionResult, PatternResult, TypeTotal};
+use crate::results::{PartitionResult, PatternResult};
 use crate::schedule::{check_partitions, default_partitions, partition_time, run_time, Access};
-use crate::segment::segment_plan;
 use crate::validity::{invalid_reasons, verdict, ValidityInput};
-use benchkit::{agree_message as agree, max_all, sum_all};
+use benchkit::{max_all, sum_all, Agreed};
 use mpi::topology::{Color, SimpleCommunicator};
 use mpi::traits::*;
 use std::path::{Path, PathBuf};
@@ -26,97 +26,86 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 
 use benchkit::Exit;
+use stopped::Stopped;
 
-/// Runs b_eff_io on `world` with the process arguments `args` and the outcome of the
-/// network selection made before `MPI_Init`; returns the exit code every rank agreed on.
+/// Runs b_eff_io on every rank of `world` (a collective call): the options as the binary
+/// parsed them, the outcome of the network selection made before `MPI_Init`. Every rank
+/// leaves with the same outcome: `Err` with the exit code they agreed on.
 pub fn run(
     world: &SimpleCommunicator,
-    args: Vec<std::ffi::OsString>,
+    parsed: Result<Options, clap::Error>,
     network: benchkit::network::Outcome,
     watchdog: &benchkit::watchdog::Watchdog,
-) -> i32 {
-    let rank = world.rank();
-    let opts = match Options::parse_with_long_version(
-        args,
-        benchkit::long_version(env!("CARGO_PKG_VERSION")),
-    ) {
-        Ok(o) => o,
-        Err(e) if e.exit_code() == 0 => {
-            // --help, --version: rank 0 prints, and every rank leaves with its outcome.
-            let printed = match rank {
-                0 => outfile::stdout::write(&e.render().to_string())
-                    .map_err(|e| crate::outputs::stdout_failure(&e)),
-                _ => Ok(()),
-            };
-            return benchkit::agree(world, printed).map_or_else(|agreed| agreed.code, |()| 0);
-        }
-        Err(e) => {
-            if rank == 0 {
-                let _ = e.print();
-            }
-            return e.exit_code();
-        }
+) -> Result<(), Agreed> {
+    let Some(opts) = options_or_leave(world, parsed)? else {
+        return Ok(());
     };
     // The selection: agreed, checked across hosts (warnings, or errors with --strict).
     let network =
-        match benchkit::network::agree_selection(world, network, opts.network.strict, "b_eff_io: ")
-        {
-            Ok(applied) => applied.and_then(|a| a.record),
-            Err(agreed) => return agreed.code,
-        };
-    let n = world.size() as usize;
-    let parts = opts
-        .partitions
-        .clone()
-        .unwrap_or_else(|| default_partitions(n));
-    if let Err(msg) = check_partitions(&parts, n) {
-        if rank == 0 {
-            outfile::eprintln!("b_eff_io: error: {msg}");
-        }
-        return 2;
-    }
-    let hints = match load_hints(world, &opts) {
-        Ok(h) => h,
-        Err(code) => return code,
-    };
+        benchkit::network::agree_selection(world, network, opts.network.strict, "b_eff_io: ")?
+            .and_then(|a| a.record);
+    let parts = checked_partitions(world, &opts)?;
+    let hints = load_hints(world, &opts)?;
     let signal = Arc::new(AtomicUsize::new(0));
     let dir_slot: Arc<Mutex<Option<Arc<rundir::RunDir>>>> = Arc::new(Mutex::new(None));
     // Every rank removes the run directory on a signal: the launcher may kill the
     // ranks soon after, and whichever rank runs last leaves nothing behind.
     install_signals(&signal, &dir_slot, !opts.keep);
-
     let given = Given {
         parts: &parts,
         hints: &hints,
         network,
     };
-    match run_checked(world, &opts, given, &signal, &dir_slot, watchdog) {
-        Ok(code) => code,
-        Err(msg) => {
-            if rank == 0 && !msg.is_empty() {
-                outfile::eprintln!("b_eff_io: error: {msg}");
-            }
-            failure_code(signal.load(Ordering::SeqCst), &msg)
-        }
-    }
+    run_checked(world, &opts, given, &signal, &dir_slot, watchdog)
 }
 
-/// The exit code of a failed run, the same on every rank: 128 + the signal when a rank
-/// was interrupted (this one, or the one whose agreed message says so: a launcher that
-/// ORs its ranks' codes, as hydra does, would otherwise report 130 | 1 = 131), else 1.
-fn failure_code(local_signal: usize, agreed_message: &str) -> i32 {
-    const SAID: &str = "interrupted by signal ";
-    let from_message = agreed_message.find(SAID).and_then(|at| {
-        let digits: String = agreed_message[at + SAID.len()..]
-            .chars()
-            .take_while(char::is_ascii_digit)
-            .collect();
-        digits.parse::<i32>().ok()
-    });
-    match (local_signal, from_message) {
-        (0, None) => Exit::Failure.code(),
-        (0, Some(s)) => Exit::Signal(s).code(),
-        (s, _) => Exit::Signal(i32::try_from(s).unwrap_or(0)).code(),
+/// The options; `None` after `--help` or `--version`, which rank 0 has printed (every
+/// rank leaves with exit 0); a usage error is every rank's exit 2, said by rank 0.
+fn options_or_leave(
+    world: &SimpleCommunicator,
+    parsed: Result<Options, clap::Error>,
+) -> Result<Option<Options>, Agreed> {
+    let outcome = match parsed {
+        Ok(options) => Ok(Some(options)),
+        Err(e) if e.exit_code() == 0 => match world.rank() {
+            0 => outfile::stdout::write(&e.render().to_string())
+                .map(|()| None)
+                .map_err(|e| crate::outputs::stdout_failure(&e)),
+            _ => Ok(None),
+        },
+        Err(e) => Err(benchkit::Failure::new(
+            Exit::Usage.code(),
+            e.render().to_string(),
+        )),
+    };
+    benchkit::agree(world, outcome)
+}
+
+/// The partitions to run (`--partitions`, else the whole job and its half), checked
+/// against the job's size: a bad list is every rank's exit 2.
+fn checked_partitions(world: &SimpleCommunicator, opts: &Options) -> Result<Vec<usize>, Agreed> {
+    let n = world.size() as usize;
+    let parts = opts
+        .partitions
+        .clone()
+        .unwrap_or_else(|| default_partitions(n));
+    let checked = check_partitions(&parts, n)
+        .map(|()| parts)
+        .map_err(|m| benchkit::Failure::new(Exit::Usage.code(), format!("b_eff_io: error: {m}")));
+    benchkit::agree(world, checked)
+}
+
+/// The exit of a run stopped by `stop`, the same on every rank (see [`Stopped::exit`]),
+/// its message said by rank 0.
+fn leave(world: &SimpleCommunicator, stop: &Stopped, signal: &AtomicUsize) -> Agreed {
+    if world.rank() == 0 && !stop.message().is_empty() {
+        outfile::eprintln!("b_eff_io: error: {}", stop.message());
+    }
+    let local = i32::try_from(signal.load(Ordering::SeqCst))
+        .ok()
+        .filter(|&s| s != 0);
+    Agreed {
+        code: stop.exit(local).code(),
     }
 }
 
@@ -208,21 +197,22 @@ fn read_hints_file(path: &Path, shown: &str) -> Result<String, String> {
 /// rank 0 reads and checks and sends to the others. A file that cannot be read or has a
 /// bad line stops every rank with exit code 2 (bad input) and one message, before
 /// anything is created.
-fn load_hints(world: &SimpleCommunicator, opts: &Options) -> Result<Hints, i32> {
+fn load_hints(world: &SimpleCommunicator, opts: &Options) -> Result<Hints, Agreed> {
     let global = opts.hints.clone();
     let Some(path) = &opts.hints_file else {
         return Ok(Hints { global, file: None });
     };
     let shown = path.display().to_string();
+    let usage =
+        |m: String| benchkit::Failure::new(Exit::Usage.code(), format!("b_eff_io: error: {m}"));
     let local = match world.rank() {
-        0 => read_hints_file(path, &shown)
-            .map_err(|m| benchkit::Failure::new(2, format!("b_eff_io: error: {m}"))),
+        0 => read_hints_file(path, &shown).map_err(usage),
         _ => Ok(String::new()),
     };
-    let text = benchkit::agree(world, local).map_err(|agreed| agreed.code)?;
-    let text = String::from_utf8(broadcast_bytes(world, text.as_bytes())).map_err(|_| 2)?;
+    let text = benchkit::agree(world, local)?;
     // Rank 0 has checked this text; the others parse the same bytes alike.
-    let file = parse_hints_file(&shown, &text).map_err(|_| 2)?;
+    let text = String::from_utf8_lossy(&broadcast_bytes(world, text.as_bytes())).into_owned();
+    let file = benchkit::agree(world, parse_hints_file(&shown, &text).map_err(usage))?;
     Ok(Hints {
         global,
         file: Some(file),
@@ -268,6 +258,8 @@ struct Given<'a> {
     network: Option<benchkit::network::SelectionRecord>,
 }
 
+/// The run once its input is checked: the run's description, its output files reserved,
+/// the run directory, the partitions, and the report.
 fn run_checked(
     world: &SimpleCommunicator,
     opts: &Options,
@@ -275,62 +267,20 @@ fn run_checked(
     signal: &Arc<AtomicUsize>,
     dir_slot: &Arc<Mutex<Option<Arc<rundir::RunDir>>>>,
     watchdog: &benchkit::watchdog::Watchdog,
-) -> Result<i32, String> {
-    let Given {
-        parts,
-        hints,
-        network,
-    } = given;
+) -> Result<(), Agreed> {
     let rank = world.rank();
-    let n = world.size() as usize;
     let (memory, cache_bound) = memory_per_process(world, opts.memory());
     let mpart = mpart(memory);
-    if let Some(code) = exec::refuse_short_memory(world, parts, mpart, opts.posix_baseline) {
-        return Ok(code);
-    }
+    partition::refuse_short_memory(world, given.parts, mpart, opts.posix_baseline)?;
     let now = chrono::Local::now();
-    let mut info = RunInfo {
-        version: env!("CARGO_PKG_VERSION").to_string(),
-        date: now.to_rfc3339(),
-        host: benchkit::processor_name(),
-        processes: n,
-        memory_per_process: memory,
-        mpart,
-        scheduled_time_s: opts.time,
-        partitions: parts.to_vec(),
-        path: opts.path.display().to_string(),
-        cache_bound,
-        noshared: opts.noshared,
-        drop_cache: opts.drop_cache,
-        check_every_call: opts.check_every_call,
-        machine_memory: opts.machine_memory(),
-        nounique: opts.nounique,
-        rewrite: opts.rewrite,
-        keep: opts.keep,
-        error_messages: opts.error_messages,
-        hints: hints.clone(),
-        // Rank 0's, once its output files are reserved (below).
-        prefix: None,
-        system: report::v21::System::this_machine(),
-        file_system: Default::default(),
-        ranks_per_core: ranks_per_core(world),
-        provenance: None,
-        network,
-    };
-    // Collective: every rank's host, gathered on rank 0.
-    info.provenance =
-        benchkit::provenance::gather(world, "b_eff_io", &info.version, info.date.clone());
-
+    let mut info = run_info(world, opts, given, memory, cache_bound, &now);
     // The output files, reserved by rank 0 before anything runs, agreed by all; they are
     // released (dropped) on every way out of here.
     let reserved = match rank {
         0 => Outputs::reserve(opts),
         _ => Ok(Outputs::none()),
     };
-    let outputs = match benchkit::agree(world, reserved) {
-        Ok(outputs) => outputs,
-        Err(agreed) => return Ok(agreed.code),
-    };
+    let outputs = benchkit::agree(world, reserved)?;
     // The files' header names the prefix they were written under (rank 0's).
     if let Some(prefix) = outputs.summary_prefix() {
         info.prefix = Some(prefix.to_string());
@@ -351,71 +301,20 @@ fn run_checked(
         let kept = kept.clone();
         watchdog.on_stall(Box::new(move |stall| kept.stalled(&stall.reason())));
     }
-    // The run directory, created by rank 0, agreed by all; every rank holds it by a
-    // descriptor from here on (rank 0 from its creation), and removes it through that.
-    let mut created = None;
-    let mut failure = None;
-    if rank == 0 {
-        match rundir::RunDir::create(
-            &opts.path,
-            &now.format("%Y%m%dT%H%M%S").to_string(),
-            std::process::id(),
-        ) {
-            Ok(d) => created = Some(Arc::new(d)),
-            Err(e) => failure = Some(e),
+    let stamp = now.format("%Y%m%dT%H%M%S").to_string();
+    let (dir, held) = match hold_run_dir(world, &opts.path, &stamp) {
+        Ok(held) => held,
+        Err(stop) => return Err(leave(world, &stop, signal)),
+    };
+    for slot in [dir_slot, &kept.held] {
+        if let Ok(mut g) = slot.lock() {
+            *g = Some(held.clone());
         }
     }
-    agree(world, failure)?;
-    let shown = created
-        .as_ref()
-        .map(|d| d.path().to_path_buf())
-        .unwrap_or_default();
-    let dir = broadcast_path(world, &shown);
-    let held = match created {
-        Some(d) => Ok(d),
-        None => rundir::RunDir::open(&dir).map(Arc::new),
-    };
-    if let (Ok(d), Ok(mut g)) = (&held, dir_slot.lock()) {
-        *g = Some(d.clone());
-    }
-    if let (Ok(d), Ok(mut g)) = (&held, kept.held.lock()) {
-        *g = Some(d.clone());
-    }
-    let visible = held.as_ref().err().cloned();
-    // A header that cannot be printed stops the run before it starts (said already).
-    let mut unprinted = None;
-    let outcome = agree(world, visible)
-        .map(|()| {
-            if let Ok(d) = &held {
-                info.file_system = fsprobe::probe(world, &dir, d.dir());
-            }
-        })
-        .and_then(|()| {
-            print_header(world, opts, &info, &dir).map_err(|agreed| {
-                unprinted = Some(agreed.code);
-                String::new()
-            })
-        })
-        .and_then(|()| {
-            // Inside the run directory MPI-IO sees short relative names, whatever the
-            // length of --path; the working directory comes back when `inside` drops.
-            let inside = held
-                .as_ref()
-                .map_err(Clone::clone)
-                .and_then(|d| rundir::Workdir::enter(d));
-            agree(world, inside.as_ref().err().cloned())?;
-            if let Ok(mut i) = kept.info.lock() {
-                *i = Some(info.clone());
-            }
-            let watch = Watch {
-                progress: watchdog.progress(),
-                held: held.as_ref().map_err(Clone::clone)?,
-                kept: &kept,
-            };
-            run_partitions(world, opts, &info, signal, &dir, &watch)
-        });
+    let outcome = measure(world, opts, &mut info, &dir, &held, &kept, watchdog, signal);
     world.barrier();
-    if let (0, Ok(d)) = (rank, &held) {
+    if rank == 0 {
+        let d = &held;
         let done = if opts.keep {
             // Kept on purpose: later runs and --clean leave it alone.
             d.mark_kept()
@@ -426,59 +325,177 @@ fn run_checked(
             outfile::eprintln!("b_eff_io: warning: {e}");
         }
     }
-    if let Some(code) = unprinted {
-        return Ok(code);
-    }
-    match outcome {
-        Err(e) => {
+    let results = match outcome {
+        Ok(results) => results,
+        Err(Measured::Unprinted(agreed)) => return Err(agreed),
+        Err(Measured::Stopped(stop)) => {
             // The partitions finished before the failure are kept; with none, no file.
             drop(writer);
             if rank == 0 && kept.measured_any() {
-                let why = if e.is_empty() {
+                let why = if stop.message().is_empty() {
                     "stopped by an error (see standard error)".to_string()
                 } else {
-                    format!("stopped: {}", e.lines().next().unwrap_or_default())
+                    format!(
+                        "stopped: {}",
+                        stop.message().lines().next().unwrap_or_default()
+                    )
                 };
                 kept.write_partial(&why);
             }
-            Err(e)
+            return Err(leave(world, &stop, signal));
         }
-        Ok(results) => {
-            // Rank 0 is in every partition, so its count is the run's.
-            let [errors] = max_all(
-                world,
-                [results.iter().map(|p| p.errors()).sum::<u64>() as f64],
-            );
-            // The last step: only rank 0 reports, and leaves with its own code.
-            drop(writer);
-            let outputs = kept.take_outputs();
-            let reported = match rank {
-                0 => report_all(opts, &info, &results, outputs),
-                _ => 0,
-            };
-            if rank == 0 && errors > 0.0 {
-                outfile::eprintln!("b_eff_io: error: {errors} data errors on read (see above)");
-                let shared = |p: &PartitionResult| {
-                    p.access
-                        .iter()
-                        .flat_map(|a| &a.patterns)
-                        .filter(|r| r.pattern.ptype == PatternType::Shared)
-                        .map(|r| r.errors)
-                        .sum::<u64>()
-                };
-                if results.iter().map(shared).sum::<u64>() > 0 {
-                    outfile::eprintln!(
-                        "b_eff_io: the data errors include type 1: {}",
-                        info.file_system.shared_pointer_advice()
-                    );
-                }
-            }
-            Ok(match reported {
-                0 if errors > 0.0 => Exit::DataErrors.code(),
-                code => code,
-            })
+    };
+    // Rank 0 is in every partition, so its count is the run's.
+    let [errors] = max_all(
+        world,
+        [results.iter().map(|p| p.errors()).sum::<u64>() as f64],
+    );
+    drop(writer);
+    let outputs = kept.take_outputs();
+    // The last step: only rank 0 reports (each failure said as it happens), and every
+    // rank leaves with its code.
+    let reported = match rank {
+        0 => report_all(opts, &info, &results, outputs),
+        _ => Ok(()),
+    };
+    if rank == 0 && errors > 0.0 {
+        say_data_errors(&info, &results, errors);
+    }
+    benchkit::agree(world, reported)?;
+    if errors > 0.0 {
+        return Err(Agreed {
+            code: Exit::DataErrors.code(),
+        });
+    }
+    Ok(())
+}
+
+/// How the measurement part of a run ended when it did not give its results.
+enum Measured {
+    /// The header could not be printed: said already, every rank leaves with the code.
+    Unprinted(Agreed),
+    /// A partition (or the steps before them) stopped.
+    Stopped(Stopped),
+}
+
+impl From<Stopped> for Measured {
+    fn from(stop: Stopped) -> Self {
+        Measured::Stopped(stop)
+    }
+}
+
+/// What the run says of itself in every output, on every rank (the network selection
+/// and the hosts on rank 0; collective: every rank's host is gathered).
+fn run_info(
+    world: &SimpleCommunicator,
+    opts: &Options,
+    given: Given<'_>,
+    memory: u64,
+    cache_bound: u64,
+    now: &chrono::DateTime<chrono::Local>,
+) -> RunInfo {
+    let mut info = RunInfo {
+        version: env!("CARGO_PKG_VERSION").to_string(),
+        date: now.to_rfc3339(),
+        host: benchkit::processor_name(),
+        processes: world.size() as usize,
+        memory_per_process: memory,
+        mpart: mpart(memory),
+        scheduled_time_s: opts.time,
+        partitions: given.parts.to_vec(),
+        path: opts.path.display().to_string(),
+        cache_bound,
+        noshared: opts.noshared,
+        drop_cache: opts.drop_cache,
+        check_every_call: opts.check_every_call,
+        machine_memory: opts.machine_memory(),
+        nounique: opts.nounique,
+        rewrite: opts.rewrite,
+        keep: opts.keep,
+        error_messages: opts.error_messages,
+        hints: given.hints.clone(),
+        // Rank 0's, once its output files are reserved.
+        prefix: None,
+        system: report::v21::System::this_machine(),
+        file_system: Default::default(),
+        ranks_per_core: ranks_per_core(world),
+        provenance: None,
+        network: given.network,
+    };
+    info.provenance =
+        benchkit::provenance::gather(world, "b_eff_io", &info.version, info.date.clone());
+    info
+}
+
+/// The run directory under `base`, created by rank 0 and agreed by all: its path on
+/// every rank, and the directory held by its descriptor.
+fn hold_run_dir(
+    world: &SimpleCommunicator,
+    base: &Path,
+    stamp: &str,
+) -> Result<(PathBuf, Arc<rundir::RunDir>), Stopped> {
+    let mut created = None;
+    let mut failure = None;
+    if world.rank() == 0 {
+        match rundir::RunDir::create(base, stamp, std::process::id()) {
+            Ok(d) => created = Some(Arc::new(d)),
+            Err(e) => failure = Some(e),
         }
     }
+    Stopped::agree(world, failure)?;
+    let shown = created
+        .as_ref()
+        .map(|d| d.path().to_path_buf())
+        .unwrap_or_default();
+    let dir = broadcast_path(world, &shown);
+    let held = match created {
+        Some(d) => Ok(d),
+        None => rundir::RunDir::open(&dir).map(Arc::new),
+    };
+    if let Err(stop) = Stopped::agree(world, held.as_ref().err().cloned()) {
+        // Created for nothing: rank 0 removes it again.
+        if let (0, Ok(d)) = (world.rank(), &held) {
+            if let Err(e) = d.remove() {
+                outfile::eprintln!("b_eff_io: warning: {e}");
+            }
+        }
+        return Err(stop);
+    }
+    // Every rank opened it (agreed above).
+    let Ok(held) = held else {
+        return Err(Stopped::said());
+    };
+    Ok((dir, held))
+}
+
+/// The measurements, in the run directory `dir` (`held`): the file system probed, the
+/// header printed, the partitions run.
+#[allow(clippy::too_many_arguments)]
+fn measure(
+    world: &SimpleCommunicator,
+    opts: &Options,
+    info: &mut RunInfo,
+    dir: &Path,
+    held: &Arc<rundir::RunDir>,
+    kept: &Arc<kept::Kept>,
+    watchdog: &benchkit::watchdog::Watchdog,
+    signal: &Arc<AtomicUsize>,
+) -> Result<Vec<PartitionResult>, Measured> {
+    info.file_system = fsprobe::probe(world, dir, held.dir());
+    print_header(world, opts, info, dir).map_err(Measured::Unprinted)?;
+    // Inside the run directory MPI-IO sees short relative names, whatever the length of
+    // --path; the working directory comes back when `inside` drops.
+    let inside = rundir::Workdir::enter(held);
+    Stopped::agree(world, inside.as_ref().err().cloned())?;
+    if let Ok(mut i) = kept.info.lock() {
+        *i = Some(info.clone());
+    }
+    let watch = Watch {
+        progress: watchdog.progress(),
+        held,
+        kept,
+    };
+    Ok(run_partitions(world, opts, info, signal, dir, &watch)?)
 }
 
 /// Rank 0 prints the header before the first partition; every rank learns whether it
@@ -514,6 +531,8 @@ pub(crate) struct Watch<'a> {
     kept: &'a Arc<kept::Kept>,
 }
 
+/// Runs every partition in turn (collective over `world`): the ranks of each run it, the
+/// others wait for them; a failure inside one stops every rank.
 fn run_partitions(
     world: &SimpleCommunicator,
     opts: &Options,
@@ -521,8 +540,8 @@ fn run_partitions(
     signal: &Arc<AtomicUsize>,
     dir: &Path,
     watch: &Watch<'_>,
-) -> Result<Vec<PartitionResult>, String> {
-    let (parts, mpart) = (&info.partitions, info.mpart);
+) -> Result<Vec<PartitionResult>, Stopped> {
+    let parts = &info.partitions;
     let rank = world.rank() as usize;
     let n = world.size() as usize;
     let total = run_time(opts.time, parts, n);
@@ -534,66 +553,59 @@ fn run_partitions(
         } else {
             Color::undefined()
         };
-        let sub = world.split_by_color(color);
-        let outcome = match &sub {
-            Some(comm) => {
-                // Relative: the working directory is the run directory.
-                let sub_dir = PathBuf::from(format!("p{i}.n{size}"));
-                let made = if comm.rank() == 0 {
-                    std::fs::create_dir(&sub_dir).err().map(|e| {
-                        format!(
-                            "cannot create '{}': {}",
-                            dir.join(&sub_dir).display(),
-                            rundir::cause(&e)
-                        )
-                    })
-                } else {
-                    None
-                };
-                let time_s = partition_time(opts.time, size, n);
-                let keep_pattern = |a: Access, r: &PatternResult| {
-                    if rank == 0 {
-                        watch.kept.pattern_done(size, time_s, a, r);
-                    }
-                };
-                agree(comm, made).and_then(|()| {
-                    let mut part = exec::Partition {
-                        comm,
-                        dir: sub_dir,
-                        run_dir: dir.to_path_buf(),
-                        table: pattern_table(mpart),
-                        time_s,
-                        noshared: opts.noshared,
-                        every_call: opts.check_every_call,
-                        posix_baseline: exec::Baseline::asked(opts.posix_baseline),
-                        signal: signal.clone(),
-                        wbuf: crate::markers::write_buffer((mpart / 8) as usize),
-                        rbuf: crate::markers::read_buffer((mpart / 8) as usize),
-                        sync_seen: exec::SyncSeen::default(),
-                        progress: progress.clone(),
-                        watch: watch.progress.clone(),
-                        held: watch.held,
-                        hints: &info.hints,
-                        file_system: &info.file_system,
-                        hint_log: Vec::new(),
-                        error_limit: opts.error_limit(),
-                        on_pattern: &keep_pattern,
-                    };
-                    run_partition(&mut part, opts.drop_cache, opts.sabotage())
-                })
-            }
-            None => Err(String::new()),
-        };
+        // Ranks outside the partition have no result and no failure of their own.
+        let outcome = world.split_by_color(color).map(|comm| {
+            // Relative: the working directory is the run directory.
+            let sub_dir = PathBuf::from(format!("p{i}.n{size}"));
+            let made = (comm.rank() == 0)
+                .then(|| std::fs::create_dir(&sub_dir).err())
+                .flatten()
+                .map(|e| {
+                    format!(
+                        "cannot create '{}': {}",
+                        dir.join(&sub_dir).display(),
+                        rundir::cause(&e)
+                    )
+                });
+            let time_s = partition_time(opts.time, size, n);
+            let keep_pattern = |a: Access, r: &PatternResult| {
+                if rank == 0 {
+                    watch.kept.pattern_done(size, time_s, a, r);
+                }
+            };
+            Stopped::agree(&comm, made)?;
+            let setup = partition::Setup {
+                comm: &comm,
+                dir: sub_dir,
+                run_dir: dir.to_path_buf(),
+                held: watch.held,
+                mpart: info.mpart,
+                time_s,
+                noshared: opts.noshared,
+                every_call: opts.check_every_call,
+                error_limit: opts.error_limit(),
+                hints: &info.hints,
+                file_system: &info.file_system,
+                signal: signal.clone(),
+            };
+            let feedback = partition::Feedback {
+                progress: progress.clone(),
+                watch: watch.progress.clone(),
+                on_pattern: &keep_pattern,
+            };
+            partition::PartitionRun::new(setup, feedback, opts.posix_baseline)
+                .run(opts.drop_cache, opts.sabotage())
+        });
         // Ranks outside the partition wait here; a failure inside reaches everyone.
         watch.progress.at(format!(
             "the end of partition n={size}, waiting for every rank"
         ));
-        let failure = match (&sub, &outcome) {
-            (Some(_), Err(e)) => Some(e.clone()),
+        let failure = match &outcome {
+            Some(Err(stop)) => Some(stop.message().to_string()),
             _ => None,
         };
-        agree(world, failure)?;
-        if let Ok(r) = outcome {
+        Stopped::agree(world, failure)?;
+        if let Some(Ok(r)) = outcome {
             if rank == 0 {
                 if let Some(w) = crate::anomalies::partition(&r, info.ranks_per_core) {
                     progress.interject(&format!("b_eff_io: WARNING {}", w.message));
@@ -607,125 +619,16 @@ fn run_partitions(
     Ok(results)
 }
 
-fn run_partition(
-    part: &mut exec::Partition,
-    drop_cache: bool,
-    sabotage: Sabotage,
-) -> Result<PartitionResult, String> {
-    let start = mpi::time();
-    let mut counts = exec::Counts::new(PATTERN_COUNT);
-    let mut access: [AccessResult; 3] = Default::default();
-    let mut plan = None;
-    for a in Access::ALL {
-        if a == Access::Read && sabotage != Sabotage::None {
-            let done = (part.comm.rank() == 0)
-                .then(|| {
-                    damage(&part.dir.join("type2.0"), sabotage)
-                        .err()
-                        .map(|e| format!("{e} (in '{}')", part.run_dir.display()))
-                })
-                .flatten();
-            agree(part.comm, done)?;
-        }
-        if a == Access::Read && drop_cache {
-            drop_page_cache(part)?;
-        }
-        let mut patterns = Vec::with_capacity(PATTERN_COUNT);
-        let mut types = [TypeTotal::default(); 5];
-        for t in PatternType::ALL {
-            if a == Access::Write && t == PatternType::Segmented {
-                let mpart = part.table[1].chunk;
-                plan = Some(segment_plan(
-                    &part.table,
-                    mpart,
-                    &counts.written[0..9],
-                    &counts.written[9..17],
-                    &counts.written[17..25],
-                ));
-            }
-            let (r, total) =
-                part.run_type(t, a, &mut counts, plan.as_ref())
-                    .map_err(|e| match t {
-                        PatternType::Shared if !e.is_empty() && !explained(&e) => format!(
-                            "{e}\nb_eff_io: {}",
-                            part.file_system.shared_pointer_advice()
-                        ),
-                        _ => e,
-                    })?;
-            patterns.extend(r);
-            types[t.index()] = total;
-        }
-        access[a.index()] = AccessResult { patterns, types };
-    }
-    let wall_s = mpi::time() - start;
-    Ok(PartitionResult {
-        posix_baseline: part.posix_baseline.measured(),
-        processes: part.comm.size() as usize,
-        scheduled_s: part.time_s,
-        segment_bytes: plan.map_or(0, |p| p.segment),
-        access,
-        wall_s,
-        hints: std::mem::take(&mut part.hint_log),
-    })
-}
-
-/// Whether a failure's message already names its cause (a full or read-only file system,
-/// a quota, a stale handle, a short read, …): then it is not the shared file pointer's,
-/// and type 1's advice about that pointer would mislead.
-fn explained(message: &str) -> bool {
-    mpiio::Cause::ALL
-        .iter()
-        .any(|cause| message.contains(cause.advice()))
-}
-
-/// The test aids: `--test-corrupt-file` replaces the first 8 bytes of `path` (a chunk's
-/// head marker) by a value no marker has, `--test-truncate-file` cuts `path` to half its
-/// length, each through the file system as any other writer would.
-fn damage(path: &Path, sabotage: Sabotage) -> Result<(), String> {
-    use std::os::unix::fs::FileExt;
-    let file = std::fs::OpenOptions::new().write(true).open(path);
-    match sabotage {
-        Sabotage::None => Ok(()),
-        Sabotage::Corrupt => {
-            file.and_then(|f| f.write_all_at(&0x5a5a_5a5a_5a5a_5a5au64.to_le_bytes(), 0))
-        }
-        Sabotage::Truncate => file.and_then(|f| f.set_len(f.metadata()?.len() / 2)),
-    }
-    .map_err(|e| format!("cannot damage '{}': {}", path.display(), rundir::cause(&e)))
-}
-
-/// Asks the kernel to drop the benchmark files' cached pages (each rank its own files).
-fn drop_page_cache(part: &exec::Partition) -> Result<(), String> {
-    let rank = part.comm.rank();
-    let mut names = vec![format!("type2.{rank}")];
-    if rank == 0 {
-        names.extend(["type0", "type1", "type3", "type4"].map(String::from));
-    }
-    let mut failure = None;
-    for name in names {
-        let path = part.dir.join(name);
-        let r = cache::drop_file_cache(&path);
-        if let Err(e) = r {
-            failure.get_or_insert(format!(
-                "cannot drop the cache of '{}': {}",
-                part.run_dir.join(&path).display(),
-                rundir::cause(&e)
-            ));
-        }
-    }
-    agree(part.comm, failure)
-}
-
 /// Rank 0's report at the end: the summary on standard output and every output file,
-/// each written whole. Failures are said here; returns the exit code (0 when all went
-/// out, 1 when something could not be written, 141 when standard output is a closed
-/// pipe). The files are written even when standard output fails.
+/// each written whole. Failures are said here; `Err` with the exit code (1 when
+/// something could not be written, 141 when standard output is a closed pipe) and no
+/// more to say. The files are written even when standard output fails.
 fn report_all(
     opts: &Options,
     info: &RunInfo,
     results: &[PartitionResult],
     outputs: Outputs,
-) -> i32 {
+) -> Result<(), benchkit::Failure> {
     let errors: u64 = results.iter().map(|p| p.errors()).sum();
     let reasons = invalid_reasons(&ValidityInput {
         scheduled_time_s: opts.time,
@@ -775,33 +678,28 @@ fn report_all(
         }
         code = code.max(failure.code);
     }
-    code
+    match code {
+        0 => Ok(()),
+        code => Err(benchkit::Failure::new(code, "")),
+    }
 }
 
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn a_failure_with_a_named_cause_is_explained() {
-        let e = format!(
-            "rank 0: write pattern 9 (type 1): MPI_File_write_ordered failed on 'f': … ({})",
-            mpiio::Cause::ReadOnly.advice()
-        );
-        assert!(explained(&e));
-        assert!(!explained(
-            "rank 0: write pattern 9 (type 1): MPI_File_write_ordered failed on 'f': \
-             MPI_ERR_OTHER: known error not in list"
-        ));
-    }
-
-    #[test]
-    fn an_interrupt_on_another_rank_gives_every_rank_its_code() {
-        assert_eq!(failure_code(0, "rank 0: interrupted by signal 2"), 130);
-        assert_eq!(failure_code(15, "rank 1: interrupted by signal 2"), 143);
-        assert_eq!(
-            failure_code(0, "rank 0: No space left on device"),
-            Exit::Failure.code()
+/// Rank 0's word on `errors` data errors found by read, and the shared file pointer's
+/// advice when type 1 has some.
+fn say_data_errors(info: &RunInfo, results: &[PartitionResult], errors: f64) {
+    outfile::eprintln!("b_eff_io: error: {errors} data errors on read (see above)");
+    let shared = |p: &PartitionResult| {
+        p.access
+            .iter()
+            .flat_map(|a| &a.patterns)
+            .filter(|r| r.pattern.ptype == PatternType::Shared)
+            .map(|r| r.errors)
+            .sum::<u64>()
+    };
+    if results.iter().map(shared).sum::<u64>() > 0 {
+        outfile::eprintln!(
+            "b_eff_io: the data errors include type 1: {}",
+            info.file_system.shared_pointer_advice()
         );
     }
 }
