@@ -14,6 +14,11 @@
 # Writes with fsync at their end (-e; b_eff_io syncs each write pattern too), then reads
 # of the calls b_eff_io read (a second IOR run on the kept file).
 #
+# Two switches test where a gap comes from: KEEP=1 runs IOR beside b_eff_io's files, kept
+# (`--keep`) until the round's IOR runs are done, so IOR meets the page cache as b_eff_io
+# left it; OUTPUTS=DIR puts b_eff_io's JSON, .sum and .prot (rewritten, with fsync, as the
+# run goes) in DIR instead of bench/out/beffio-ior, e.g. on another file system.
+#
 # IOR: $IOR, else `ior` on PATH, else built from the source folder $IOR_SRC (autoconf,
 # automake and libtool needed: ./bootstrap; ./configure; make) with the MPI of $MPI.
 # Not part of the test suite: a measurement. Raw results in bench/out/beffio-ior/, the
@@ -33,7 +38,9 @@ mem=${MEM:-512M}
 # writes into pages just freed (b_eff_io's files, removed a moment before) run several
 # times faster than after a pause (BENCHMARKS.md, b_eff_io (1)).
 settle=${SETTLE:-0}
+keep=${KEEP:-0}
 out=bench/out/beffio-ior
+outputs=${OUTPUTS:-$out}
 scratch=${SCRATCH:-$(mktemp -d /var/tmp/xylem-ior.XXXXXX)}
 mkdir -p "$out"
 rm -f "$out"/*.json "$out"/*.txt "$out"/*.sum* "$out"/*.prot* "$out"/rows.tsv
@@ -92,8 +99,12 @@ compared=(
 for ((round = 1; round <= rounds; round++)); do
   echo "bench-beffio-ior: round $round/$rounds" >&2
   json=$out/beffio-$round.json
+  kept=()
+  [ "$keep" = 1 ] && kept=(--keep)
+  mkdir -p "$outputs"
   launch "$beffio" -T "$T" -N "$ranks" -p "$scratch" --memory-per-process "$mem" \
-    --json "$json" -f "$out/beffio-$round" >/dev/null
+    --json "$outputs/beffio-$round.json" -f "$outputs/beffio-$round" "${kept[@]}" >/dev/null
+  [ "$outputs" = "$out" ] || mv "$outputs/beffio-$round".* "$out"/
   for entry in "${compared[@]}"; do
     read -r number layout <<<"$entry"
     read -r chunk wcalls rcalls wbw rbw < <(python3 - "$json" "$number" <<'PY'
@@ -119,6 +130,8 @@ PY
     printf '%s\t%s\t%s\t%s\twrite\t%s\t%s\t%s\n' "$round" "$number" "$layout" "$chunk" "$wcalls" "$wbw" "$(ior_mb_s "$wlog" write)" >>"$out/rows.tsv"
     printf '%s\t%s\t%s\t%s\tread\t%s\t%s\t%s\n' "$round" "$number" "$layout" "$chunk" "$rcalls" "$rbw" "$(ior_mb_s "$rlog" read)" >>"$out/rows.tsv"
   done
+  # The kept run directory goes once the round's IOR runs are done.
+  [ "$keep" = 1 ] && rm -rf "$scratch"/b_eff_io.*
 done
 
 python3 - "$out/rows.tsv" "$mpi" "$ranks" "$rounds" "$T" "$mem" <<'PY' | tee bench/out/beffio-ior.md
@@ -128,7 +141,10 @@ rows = [l.rstrip("\n").split("\t") for l in open(rows_file)]
 import os
 print(f"b_eff_io against IOR (API MPIIO) on the same calls, {mpi}, {ranks} ranks, "
       f"b_eff_io -T {T} --memory-per-process {mem}, {rounds} rounds, IOR writes after "
-      f"{os.environ.get('SETTLE', '0')} s; medians of the per-round values.\n")
+      f"{os.environ.get('SETTLE', '0')} s"
+      f"{', beside its kept files' if os.environ.get('KEEP') == '1' else ''}"
+      f"{', its outputs in ' + os.environ['OUTPUTS'] if os.environ.get('OUTPUTS') else ''}"
+      f"; medians of the per-round values.\n")
 print("| pattern | layout | chunk | access | calls per rank (median) | b_eff_io MB/s | IOR MB/s | ratio b_eff_io/IOR |")
 print("|---:|---|---:|---|---:|---:|---:|---:|")
 keys = []

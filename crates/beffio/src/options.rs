@@ -113,8 +113,8 @@ pub struct Options {
     #[arg(long)]
     pub nounique: bool,
 
-    /// Check the termination criterion after every call, as the 2.1 reference did
-    /// (to measure the cost of that protocol).
+    /// Check the termination criterion after every call of the time-driven writes, as
+    /// the 2.1 reference did (to measure the cost of that protocol).
     #[arg(long)]
     pub check_every_call: bool,
 

@@ -182,7 +182,7 @@ impl<'a> PartitionRun<'a> {
 
     /// Runs all patterns of one type under one access method. `counts` holds each
     /// pattern's write calls, filled in by write; rewrite and read make exactly as many.
-    pub fn run_type(
+    fn run_type(
         &mut self,
         ptype: PatternType,
         access: Access,
