@@ -65,6 +65,31 @@ pub fn agree<T, C: Communicator>(comm: &C, local: Result<T, Failure>) -> Result<
     Err(Agreed { code })
 }
 
+/// A benchmark's parsed command line, agreed by every rank of `comm` (a collective call):
+/// `Some` to run; `None` after `--help` or `--version`, which rank 0 has printed on
+/// standard output (every rank leaves with exit 0, or with `stdout_failure`'s failure when
+/// that write failed); a usage error is every rank's exit 2, said once.
+pub fn options_or_leave<C: Communicator, T>(
+    comm: &C,
+    parsed: Result<T, clap::Error>,
+    stdout_failure: impl FnOnce(std::io::Error) -> Failure,
+) -> Result<Option<T>, Agreed> {
+    let outcome = match parsed {
+        Ok(options) => Ok(Some(options)),
+        Err(e) if e.exit_code() == 0 => match comm.rank() {
+            0 => outfile::stdout::write(&e.render().to_string())
+                .map(|()| None)
+                .map_err(stdout_failure),
+            _ => Ok(None),
+        },
+        Err(e) => Err(Failure::new(
+            crate::Exit::Usage.code(),
+            e.render().to_string(),
+        )),
+    };
+    agree(comm, outcome)
+}
+
 /// Gathers one string from every rank of `comm` on rank `root`, in rank order
 /// (a collective call). Returns `Some` on the root, `None` elsewhere. Strings are sent
 /// as fixed-width byte records as wide as the longest one, so nothing is cut.

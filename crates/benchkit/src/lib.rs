@@ -53,7 +53,7 @@ pub mod watchdog;
 #[cfg(feature = "mpi")]
 pub use agree::{
     agree, agree_message, agree_message_max, gather_all, gather_strings, max_all, message_of,
-    sum_all, Agreed, Failure,
+    options_or_leave, sum_all, Agreed, Failure,
 };
 pub use exit::Exit;
 #[cfg(feature = "mpi")]

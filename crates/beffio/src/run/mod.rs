@@ -37,7 +37,9 @@ pub fn run(
     network: benchkit::network::Outcome,
     watchdog: &benchkit::watchdog::Watchdog,
 ) -> Result<(), Agreed> {
-    let Some(opts) = options_or_leave(world, parsed)? else {
+    let Some(opts) =
+        benchkit::options_or_leave(world, parsed, |e| crate::outputs::stdout_failure(&e))?
+    else {
         return Ok(());
     };
     // The selection: agreed, checked across hosts (warnings, or errors with --strict).
@@ -57,28 +59,6 @@ pub fn run(
         network,
     };
     run_checked(world, &opts, given, &signal, &dir_slot, watchdog)
-}
-
-/// The options; `None` after `--help` or `--version`, which rank 0 has printed (every
-/// rank leaves with exit 0); a usage error is every rank's exit 2, said by rank 0.
-fn options_or_leave(
-    world: &SimpleCommunicator,
-    parsed: Result<Options, clap::Error>,
-) -> Result<Option<Options>, Agreed> {
-    let outcome = match parsed {
-        Ok(options) => Ok(Some(options)),
-        Err(e) if e.exit_code() == 0 => match world.rank() {
-            0 => outfile::stdout::write(&e.render().to_string())
-                .map(|()| None)
-                .map_err(|e| crate::outputs::stdout_failure(&e)),
-            _ => Ok(None),
-        },
-        Err(e) => Err(benchkit::Failure::new(
-            Exit::Usage.code(),
-            e.render().to_string(),
-        )),
-    };
-    benchkit::agree(world, outcome)
 }
 
 /// The partitions to run (`--partitions`, else the whole job and its half), checked

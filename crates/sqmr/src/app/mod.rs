@@ -36,7 +36,7 @@ pub fn run(
     network: benchkit::network::Outcome,
     watchdog: &benchkit::watchdog::Watchdog,
 ) -> Result<(), Agreed> {
-    let Some(options) = options_or_leave(world, parsed)? else {
+    let Some(options) = benchkit::options_or_leave(world, parsed, stdout_failure)? else {
         return Ok(());
     };
     // The selection: agreed, checked across hosts (warnings, or errors with --strict).
@@ -56,25 +56,6 @@ pub fn run(
     let finished = lock(&results).finish(&config, verdict.summary);
     agree(world, finished)?;
     agree(world, verdict.local)
-}
-
-/// The options; `None` after `--help` or `--version`, which rank 0 has printed (every
-/// rank leaves with exit 0); a usage error is every rank's exit 2.
-fn options_or_leave(
-    world: &SimpleCommunicator,
-    parsed: Result<Options, clap::Error>,
-) -> Result<Option<Options>, Agreed> {
-    let outcome = match parsed {
-        Ok(options) => Ok(Some(options)),
-        Err(e) if e.exit_code() == 0 => match world.rank() {
-            0 => outfile::stdout::write(&e.render().to_string())
-                .map(|()| None)
-                .map_err(stdout_failure),
-            _ => Ok(None),
-        },
-        Err(e) => Err(Failure::new(Exit::Usage.code(), format!("{}", e.render()))),
-    };
-    agree(world, outcome)
 }
 
 /// The run's configuration, checked against the world and this host (agreed), and what
