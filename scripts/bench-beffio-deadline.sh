@@ -87,6 +87,7 @@ for variant in variants:
 # Per pattern and access method: check_s / time_s in every run; per partition the time
 # outside the timed windows.
 share = {v: collections.defaultdict(list) for v in variants}
+checks = {v: collections.defaultdict(list) for v in variants}
 untimed = {v: [] for v in variants}
 for variant in variants:
     for i in range(1, runs + 1):
@@ -96,6 +97,7 @@ for variant in variants:
             for access, patterns in part["access"].items():
                 for p in patterns:
                     timed += p["time_s"]
+                    checks[variant][access].append(p["checks"])
                     if p["time_s"] > 0:
                         share[variant][(access, p["number"])].append(p["check_s"] / p["time_s"])
             untimed[variant].append((part["wall_time_s"] - timed, part["wall_time_s"]))
@@ -107,15 +109,11 @@ print("|---|---|---|---|---|---|")
 for variant in variants:
     for access in ["write", "rewrite", "read"]:
         rows = {n: s for (a, n), s in share[variant].items() if a == access}
-        checks = []
-        for i in range(1, runs + 1):
-            doc = json.load(open(f"{out}/beffio-deadline-{variant}-{i}.json"))
-            checks += [p["checks"] for part in doc["partitions"] for p in part["access"][access]]
         every = [x for s in rows.values() for x in s]
         medians = {n: statistics.median(s) for n, s in rows.items()}
         worst = max(medians, key=medians.get)
         over = sorted(n for n, m in medians.items() if m > 0.05)
-        print(f"| {names[variant]} | {access} | {statistics.median(checks):g} | "
+        print(f"| {names[variant]} | {access} | {statistics.median(checks[variant][access]):g} | "
               f"{100 * statistics.median(every):.1f} % | {100 * medians[worst]:.1f} % (pattern {worst}) | "
               f"{len(over)}{': ' + ', '.join(map(str, over)) if over else ''} |")
 print("\nTime outside the patterns' timed windows (opens, closes, views, agreements), per run:\n")

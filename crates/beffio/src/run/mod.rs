@@ -291,7 +291,12 @@ fn run_checked(
             *g = Some(held.clone());
         }
     }
-    let outcome = measure(world, opts, &mut info, &dir, &held, &kept, watchdog, signal);
+    let watch = Watch {
+        progress: watchdog.progress(),
+        held: &held,
+        kept: &kept,
+    };
+    let outcome = measure(world, opts, &mut info, &dir, &watch, signal);
     world.barrier();
     if rank == 0 {
         let d = &held;
@@ -448,34 +453,26 @@ fn hold_run_dir(
     Ok((dir, held))
 }
 
-/// The measurements, in the run directory `dir` (`held`): the file system probed, the
-/// header printed, the partitions run.
-#[allow(clippy::too_many_arguments)]
+/// The measurements, in the run directory `dir` (held in `watch`): the file system
+/// probed, the header printed, the partitions run.
 fn measure(
     world: &SimpleCommunicator,
     opts: &Options,
     info: &mut RunInfo,
     dir: &Path,
-    held: &Arc<rundir::RunDir>,
-    kept: &Arc<kept::Kept>,
-    watchdog: &benchkit::watchdog::Watchdog,
+    watch: &Watch<'_>,
     signal: &Arc<AtomicUsize>,
 ) -> Result<Vec<PartitionResult>, Measured> {
-    info.file_system = fsprobe::probe(world, dir, held.dir());
+    info.file_system = fsprobe::probe(world, dir, watch.held.dir());
     print_header(world, opts, info, dir).map_err(Measured::Unprinted)?;
     // Inside the run directory MPI-IO sees short relative names, whatever the length of
     // --path; the working directory comes back when `inside` drops.
-    let inside = rundir::Workdir::enter(held);
+    let inside = rundir::Workdir::enter(watch.held);
     Stopped::agree(world, inside.as_ref().err().cloned())?;
-    if let Ok(mut i) = kept.info.lock() {
+    if let Ok(mut i) = watch.kept.info.lock() {
         *i = Some(info.clone());
     }
-    let watch = Watch {
-        progress: watchdog.progress(),
-        held,
-        kept,
-    };
-    Ok(run_partitions(world, opts, info, signal, dir, &watch)?)
+    Ok(run_partitions(world, opts, info, signal, dir, watch)?)
 }
 
 /// Rank 0 prints the header before the first partition; every rank learns whether it

@@ -6,7 +6,6 @@ use crate::markers::{check_with_limit, stamp, ChunkId, DataError};
 use crate::patterns::{Pattern, PatternType};
 use crate::schedule::Access;
 use mpiio::File;
-use std::sync::atomic::Ordering;
 
 /// What one pattern's calls gave on this rank, while its time-driven loop runs.
 #[derive(Debug, Default)]
@@ -40,7 +39,7 @@ impl PartitionRun<'_> {
         tally: &mut Tally,
     ) {
         self.feedback.watch.tick();
-        let stopped = tally.first_error.is_some() || self.setup.signal.load(Ordering::Relaxed) != 0;
+        let stopped = tally.first_error.is_some() || self.signal() != 0;
         if stopped && !collective {
             tally.done += 1;
             return;

@@ -117,7 +117,9 @@ impl<'a> PartitionRun<'a> {
     /// rank 0's separate file before read (the test aids).
     pub fn run(mut self, drop_cache: bool, sabotage: Sabotage) -> Result<PartitionResult, Stopped> {
         let start = mpi::time();
-        let mut counts = Counts::new(PATTERN_COUNT);
+        // The calls each pattern's write made, by pattern number: where its data lies in
+        // the file, and how often rewrite and read repeat it.
+        let mut written = vec![0u64; PATTERN_COUNT];
         let mut access: [AccessResult; 3] = Default::default();
         let mut plan = None;
         for a in Access::ALL {
@@ -134,13 +136,13 @@ impl<'a> PartitionRun<'a> {
                     plan = Some(segment_plan(
                         &self.table,
                         self.setup.mpart,
-                        &counts.written[0..9],
-                        &counts.written[9..17],
-                        &counts.written[17..25],
+                        &written[0..9],
+                        &written[9..17],
+                        &written[17..25],
                     ));
                 }
                 let (r, total) =
-                    self.run_type(t, a, &mut counts, plan.as_ref())
+                    self.run_type(t, a, &mut written, plan.as_ref())
                         .map_err(|stop| match t {
                             PatternType::Shared
                                 if !stop.message().is_empty() && !explained(stop.message()) =>
@@ -175,18 +177,23 @@ impl<'a> PartitionRun<'a> {
         self.setup.comm.size() as u64
     }
 
-    /// `interrupted by signal N` once a signal was received.
-    fn interrupted(&self) -> Option<String> {
-        super::stopped::interrupted_by(self.setup.signal.load(Ordering::SeqCst))
+    /// The signal received, 0 for none.
+    fn signal(&self) -> usize {
+        self.setup.signal.load(Ordering::SeqCst)
     }
 
-    /// Runs all patterns of one type under one access method. `counts` holds each
+    /// `interrupted by signal N` once a signal was received.
+    fn interrupted(&self) -> Option<String> {
+        super::stopped::interrupted_by(self.signal())
+    }
+
+    /// Runs all patterns of one type under one access method. `written` holds each
     /// pattern's write calls, filled in by write; rewrite and read make exactly as many.
     fn run_type(
         &mut self,
         ptype: PatternType,
         access: Access,
-        counts: &mut Counts,
+        written: &mut [u64],
         segment: Option<&SegmentPlan>,
     ) -> Result<(Vec<PatternResult>, TypeTotal), Stopped> {
         let patterns: Vec<Pattern> = self
@@ -223,12 +230,12 @@ impl<'a> PartitionRun<'a> {
                     }
                 }
                 (Access::Write, _, _) => Calls::Budget,
-                _ => Calls::Exactly(counts.written[p.number]),
+                _ => Calls::Exactly(written[p.number]),
             };
             self.pattern_hints(&mut open, &p, access)?;
             let r = self.run_pattern(&mut open, p, access, calls)?;
             if access == Access::Write {
-                counts.written[p.number] = r.repeats;
+                written[p.number] = r.repeats;
             }
             let largest = p.chunk == self.table[1].chunk && p.role == Role::Measured;
             if self.posix_baseline == Baseline::Wanted
@@ -374,23 +381,6 @@ fn flag(set: bool) -> f64 {
 /// each, and with `--posix-baseline` a byte copy of the write buffer.
 pub fn buffer_bytes(mpart: u64, posix_baseline: bool) -> u64 {
     mpart.saturating_mul(if posix_baseline { 3 } else { 2 })
-}
-
-/// The calls each pattern's write made in one partition, by pattern number: where its
-/// data lies in the file, and how often rewrite and read repeat it.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Counts {
-    /// Write calls by pattern number.
-    pub written: Vec<u64>,
-}
-
-impl Counts {
-    /// No calls yet, for `patterns` patterns.
-    pub fn new(patterns: usize) -> Self {
-        Counts {
-            written: vec![0; patterns],
-        }
-    }
 }
 
 /// `write pattern 3 (type 0)`: where a message comes from.

@@ -100,7 +100,7 @@ impl PartitionRun<'_> {
         t0: f64,
         tally: &mut Tally,
     ) -> Option<f64> {
-        let local_fail = tally.first_error.is_some() || self.interrupted().is_some();
+        let local_fail = tally.first_error.is_some() || self.signal() != 0;
         let full = access == Access::Write && no_free_block(&self.setup.dir);
         tally.checks += 1;
         let tc = mpi::time();
