@@ -166,7 +166,7 @@ fn the_shared_file_pointer_on_a_caching_mount_works_under_open_mpi_and_under_rom
             let out = cluster.dir().join("cached.json");
             let job = run(cluster, mpi, &short_args(mnt, out.to_str().unwrap()));
             let header_says = "writes through open files NOT seen across ranks (rank 0 on xyh1)";
-            assert!(job.stdout.contains(header_says), "{}", job.stdout);
+            assert!(job.stdout.contains(header_says), "{job:#?}");
             match mpi.family() {
                 // Open MPI's lockedfile component works on it: every type, no data errors.
                 Family::OpenMpi => {

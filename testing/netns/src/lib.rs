@@ -402,19 +402,37 @@ impl Cluster {
     /// in twenty jobs here, with or without xylem (a plain C ping-pong, after its output:
     /// one rank flushing its UCX endpoints for ever in `ucp_worker_progress`, the other
     /// already in the PMI barrier of finalize). For that installation alone a job that hits
-    /// its (shorter) time limit is run once more, saying so; two in a row still fail.
+    /// its (shorter) time limit is run once more, saying so, after removing the files named
+    /// in its arguments that the hung job wrote; two in a row still fail.
     pub fn launch(&self, mpi: Installation, program: &[&str], env: &[(&str, &str)]) -> Job {
         if mpi != Installation::Mpich4 {
             return self.launch_within(mpi, program, env, 120);
         }
+        // The files the job is to write (arguments that name no file yet): those the hung
+        // job wrote are removed before the retry, which would otherwise refuse to overwrite
+        // them.
+        let outputs: Vec<&Path> = program[1..]
+            .iter()
+            .map(Path::new)
+            .filter(|p| p.is_absolute() && !p.exists())
+            .collect();
         let job = self.launch_within(mpi, program, env, 40);
         if !job.timed_out {
             return job;
         }
         eprintln!(
-            "RETRY {program:?}: MPICH 4.0.2 hung for 40 s (the UCX TCP finalize deadlock); stdout so far: {:?}",
-            job.stdout
+            "RETRY {program:?}: MPICH 4.0.2 hung for 40 s (the UCX TCP finalize deadlock); \
+             stdout so far: {:?}; stderr so far: {:?}",
+            job.stdout, job.stderr
         );
+        for path in outputs.iter().filter(|p| p.is_file()) {
+            eprintln!(
+                "RETRY: removing {}, written by the hung job",
+                path.display()
+            );
+            fs::remove_file(path)
+                .unwrap_or_else(|e| panic!("cannot remove {}: {e}", path.display()));
+        }
         self.launch_within(mpi, program, env, 40)
     }
 
