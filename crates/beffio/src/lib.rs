@@ -23,6 +23,7 @@ mod markers;
 pub mod options;
 #[cfg(feature = "mpi")]
 pub mod outputs;
+mod pagebuf;
 pub mod patterns;
 pub mod report;
 mod results;

@@ -20,6 +20,7 @@ use super::progress::Progress;
 use super::stopped::Stopped;
 use crate::hints::{FileHints, Hints};
 use crate::options::Sabotage;
+use crate::pagebuf::PageAligned;
 use crate::patterns::{pattern_table, Pattern, PatternType, Role, PATTERN_COUNT};
 use crate::results::{patterns_time_s, AccessResult, PartitionResult, PatternResult, TypeTotal};
 use crate::schedule::Access;
@@ -84,9 +85,9 @@ pub struct PartitionRun<'a> {
     /// The pattern table.
     table: Vec<Pattern>,
     /// Write buffer (MPART bytes).
-    wbuf: Vec<u64>,
+    wbuf: PageAligned<u64>,
     /// Read buffer (MPART bytes).
-    rbuf: Vec<u64>,
+    rbuf: PageAligned<u64>,
     /// The syncs of the writes so far, to budget the next sync.
     sync_seen: SyncSeen,
     /// `--posix-baseline`: whether asked for, and the measurement once made.

@@ -44,10 +44,14 @@ impl PartitionRun<'_> {
         use std::io::Write;
         let path = self.setup.dir.join(format!("posix.{}", self.rank()));
         let words = (r.pattern.memory / 8) as usize;
-        let buf: Vec<u8> = self.wbuf[..words]
-            .iter()
-            .flat_map(|w| w.to_le_bytes())
-            .collect();
+        // On a page boundary, as the patterns' buffers are.
+        let buf = crate::pagebuf::PageAligned::new(
+            self.wbuf[..words]
+                .iter()
+                .flat_map(|w| w.to_le_bytes())
+                .collect::<Vec<u8>>()
+                .into_iter(),
+        );
         self.setup.comm.barrier();
         let t0 = mpi::time();
         let outcome = std::fs::File::create_new(&path).and_then(|mut f| {
