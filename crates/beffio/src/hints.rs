@@ -131,10 +131,48 @@ const FIELDS: [&str; 6] = [
     "value",
 ];
 
+/// What is wrong with a hints file (`-i`): each names the file, and the line (and field)
+/// where that applies.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum HintsFileError {
+    /// It cannot be read.
+    #[error("cannot read the hints file (-i) '{path}': {cause}")]
+    Unreadable {
+        /// The file, as given.
+        path: String,
+        /// Why, in words.
+        cause: String,
+    },
+    /// It is not UTF-8 text from this line on.
+    #[error("hints file '{path}', line {line}: not UTF-8 text")]
+    NotText {
+        /// The file, as given.
+        path: String,
+        /// The first line that is not.
+        line: usize,
+    },
+    /// A field of a line is wrong (missing, not a value it may have, or one too many).
+    #[error(
+        "hints file '{path}', line {line}, field {}{}: {what}",
+        .field + 1,
+        FIELDS.get(*.field).map_or(String::new(), |name| format!(" ({name})"))
+    )]
+    Field {
+        /// The file, as given.
+        path: String,
+        /// The line, from 1.
+        line: usize,
+        /// The field, from 0; [`FIELDS`]`.len()` for one after the value.
+        field: usize,
+        /// What is wrong with it, and what would do.
+        what: String,
+    },
+}
+
 /// Parses the text of a hints file; `path` names it in messages. A bad line is an error
 /// naming the file, the line and the field: `hints file 'h', line 3, field 2 (access):
 /// 'wirte' is not one of all, write, rewrite, read`.
-pub fn parse_hints_file(path: &str, text: &str) -> Result<HintsFile, String> {
+pub fn parse_hints_file(path: &str, text: &str) -> Result<HintsFile, HintsFileError> {
     let mut lines = Vec::new();
     for (i, raw) in text.lines().enumerate() {
         let number = i + 1;
@@ -145,12 +183,11 @@ pub fn parse_hints_file(path: &str, text: &str) -> Result<HintsFile, String> {
         if fields.is_empty() {
             continue;
         }
-        let at = |field: usize, what: String| {
-            format!(
-                "hints file '{path}', line {number}, field {} ({}): {what}",
-                field + 1,
-                FIELDS[field]
-            )
+        let at = |field: usize, what: String| HintsFileError::Field {
+            path: path.to_string(),
+            line: number,
+            field,
+            what,
         };
         if fields.len() < FIELDS.len() {
             let missing = fields.len();
@@ -165,10 +202,12 @@ pub fn parse_hints_file(path: &str, text: &str) -> Result<HintsFile, String> {
             ));
         }
         if fields.len() > FIELDS.len() {
-            return Err(format!(
-                "hints file '{path}', line {number}, field 7: '{}' after the value (a line \
-                 has 6 fields; a comment starts with #)",
-                fields[6]
+            return Err(at(
+                FIELDS.len(),
+                format!(
+                    "'{}' after the value (a line has 6 fields; a comment starts with #)",
+                    fields[6]
+                ),
             ));
         }
         let word = |k: usize| fields[k].to_ascii_lowercase();
@@ -487,7 +526,7 @@ all  rewrite shared    1048584  striping_unit  65536
 
     #[test]
     fn a_bad_line_names_the_file_the_line_and_the_field() {
-        let err = |text: &str| parse_hints_file("dir/hints", text).unwrap_err();
+        let err = |text: &str| parse_hints_file("dir/hints", text).unwrap_err().to_string();
         assert_eq!(
             err("all all all all k v\n\nall wirte all all k v"),
             "hints file 'dir/hints', line 3, field 2 (access): 'wirte' is not one of all, \

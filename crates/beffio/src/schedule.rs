@@ -51,19 +51,36 @@ pub fn default_partitions(n: usize) -> Vec<usize> {
     parts
 }
 
+/// What is wrong with `--partitions` for a job of its size.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
+pub enum PartitionsError {
+    /// No partition at all.
+    #[error("--partitions: the list is empty")]
+    Empty,
+    /// A partition of 0 processes or of more than the job has.
+    #[error("--partitions: {size} is outside 1..{n} (the job has {n} processes)")]
+    Outside {
+        /// The partition.
+        size: usize,
+        /// The job's processes.
+        n: usize,
+    },
+    /// A partition given twice.
+    #[error("--partitions: {0} is listed twice")]
+    Twice(usize),
+}
+
 /// Checks user partitions against the job size: each in `1..=n`, no duplicates.
-pub fn check_partitions(parts: &[usize], n: usize) -> Result<(), String> {
+pub fn check_partitions(parts: &[usize], n: usize) -> Result<(), PartitionsError> {
     if parts.is_empty() {
-        return Err("--partitions: the list is empty".into());
+        return Err(PartitionsError::Empty);
     }
-    for (i, &p) in parts.iter().enumerate() {
-        if p == 0 || p > n {
-            return Err(format!(
-                "--partitions: {p} is outside 1..{n} (the job has {n} processes)"
-            ));
+    for (i, &size) in parts.iter().enumerate() {
+        if size == 0 || size > n {
+            return Err(PartitionsError::Outside { size, n });
         }
-        if parts[..i].contains(&p) {
-            return Err(format!("--partitions: {p} is listed twice"));
+        if parts[..i].contains(&size) {
+            return Err(PartitionsError::Twice(size));
         }
     }
     Ok(())
@@ -104,12 +121,19 @@ mod tests {
     #[test]
     fn partitions_are_checked_against_n() {
         assert!(check_partitions(&[4, 2], 4).is_ok());
-        assert!(check_partitions(&[5], 4)
-            .unwrap_err()
-            .contains("outside 1..4"));
-        assert!(check_partitions(&[0], 4).is_err());
-        assert!(check_partitions(&[2, 2], 4).unwrap_err().contains("twice"));
-        assert!(check_partitions(&[], 4).is_err());
+        assert_eq!(
+            check_partitions(&[5], 4).unwrap_err().to_string(),
+            "--partitions: 5 is outside 1..4 (the job has 4 processes)"
+        );
+        assert_eq!(
+            check_partitions(&[0], 4),
+            Err(PartitionsError::Outside { size: 0, n: 4 })
+        );
+        assert_eq!(
+            check_partitions(&[2, 1, 2], 4).unwrap_err().to_string(),
+            "--partitions: 2 is listed twice"
+        );
+        assert_eq!(check_partitions(&[], 4), Err(PartitionsError::Empty));
     }
 
     #[test]

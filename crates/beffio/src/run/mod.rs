@@ -10,7 +10,7 @@ pub mod quiet;
 pub mod rundir;
 pub mod stopped;
 
-use crate::hints::{parse_hints_file, Hints};
+use crate::hints::{parse_hints_file, Hints, HintsFileError};
 use crate::options::{MemorySetting, Options};
 use crate::outputs::Outputs;
 use crate::patterns::{mpart, PatternType};
@@ -157,17 +157,17 @@ pub(crate) fn broadcast_bytes_from(world: &SimpleCommunicator, from: i32, mine: 
 
 /// The text of the hints file `path` (`shown` names it), checked: a file that cannot be
 /// read, is not UTF-8 or has a bad line is an error naming it (and the line and field).
-fn read_hints_file(path: &Path, shown: &str) -> Result<String, String> {
-    let bytes = std::fs::read(path).map_err(|e| {
-        format!(
-            "cannot read the hints file (-i) '{shown}': {}",
-            rundir::cause(&e)
-        )
+fn read_hints_file(path: &Path, shown: &str) -> Result<String, HintsFileError> {
+    let bytes = std::fs::read(path).map_err(|e| HintsFileError::Unreadable {
+        path: shown.to_string(),
+        cause: rundir::cause(&e),
     })?;
     let text = String::from_utf8(bytes).map_err(|e| {
         let good = &e.as_bytes()[..e.utf8_error().valid_up_to()];
-        let line = good.iter().filter(|&&b| b == b'\n').count() + 1;
-        format!("hints file '{shown}', line {line}: not UTF-8 text")
+        HintsFileError::NotText {
+            path: shown.to_string(),
+            line: good.iter().filter(|&&b| b == b'\n').count() + 1,
+        }
     })?;
     parse_hints_file(shown, &text)?;
     Ok(text)
@@ -183,8 +183,9 @@ fn load_hints(world: &SimpleCommunicator, opts: &Options) -> Result<Hints, Agree
         return Ok(Hints { global, file: None });
     };
     let shown = path.display().to_string();
-    let usage =
-        |m: String| benchkit::Failure::new(Exit::Usage.code(), format!("b_eff_io: error: {m}"));
+    let usage = |e: HintsFileError| {
+        benchkit::Failure::new(Exit::Usage.code(), format!("b_eff_io: error: {e}"))
+    };
     let local = match world.rank() {
         0 => read_hints_file(path, &shown).map_err(usage),
         _ => Ok(String::new()),
@@ -424,7 +425,7 @@ fn hold_run_dir(
     if world.rank() == 0 {
         match rundir::RunDir::create(base, stamp, std::process::id()) {
             Ok(d) => created = Some(Arc::new(d)),
-            Err(e) => failure = Some(e),
+            Err(e) => failure = Some(e.to_string()),
         }
     }
     Stopped::agree(world, failure)?;
@@ -437,7 +438,7 @@ fn hold_run_dir(
         Some(d) => Ok(d),
         None => rundir::RunDir::open(&dir).map(Arc::new),
     };
-    if let Err(stop) = Stopped::agree(world, held.as_ref().err().cloned()) {
+    if let Err(stop) = Stopped::agree(world, held.as_ref().err().map(ToString::to_string)) {
         // Created for nothing: rank 0 removes it again.
         if let (0, Ok(d)) = (world.rank(), &held) {
             if let Err(e) = d.remove() {
@@ -468,7 +469,7 @@ fn measure(
     // Inside the run directory MPI-IO sees short relative names, whatever the length of
     // --path; the working directory comes back when `inside` drops.
     let inside = rundir::Workdir::enter(watch.held);
-    Stopped::agree(world, inside.as_ref().err().cloned())?;
+    Stopped::agree(world, inside.as_ref().err().map(ToString::to_string))?;
     if let Ok(mut i) = watch.kept.info.lock() {
         *i = Some(info.clone());
     }

@@ -34,6 +34,107 @@ const OWNER_HEADER: &str = "# b_eff_io run directory: made by the process below"
 /// Run directories are named `b_eff_io.<timestamp>.<pid>`.
 const PREFIX: &str = "b_eff_io.";
 
+/// What went wrong with a run directory or a file in it: each names the path and the cause.
+#[derive(Debug, thiserror::Error)]
+pub enum RunDirError {
+    /// `--path` cannot be opened as a directory.
+    #[error("cannot use --path '{}': {}", .base.display(), base_cause(.source))]
+    Base {
+        /// `--path`.
+        base: PathBuf,
+        /// Why.
+        source: std::io::Error,
+    },
+    /// The run directory cannot be made under `--path`.
+    #[error(
+        "cannot create the run directory '{}' under --path '{}': {}",
+        .path.display(),
+        .base.display(),
+        cause(.source)
+    )]
+    Create {
+        /// The run directory.
+        path: PathBuf,
+        /// `--path`.
+        base: PathBuf,
+        /// Why.
+        source: std::io::Error,
+    },
+    /// The run directory, once made, cannot be examined.
+    #[error("cannot examine the run directory '{}': {}", .path.display(), cause(.source))]
+    Examine {
+        /// The run directory.
+        path: PathBuf,
+        /// Why.
+        source: std::io::Error,
+    },
+    /// A path that cannot be a run directory (no parent, or no last component).
+    #[error("'{}' names no run directory", .0.display())]
+    NoName(PathBuf),
+    /// Another rank cannot see (or hold) the run directory rank 0 made.
+    #[error("run directory '{}' is not visible on this rank: {}", .path.display(), cause(.source))]
+    NotVisible {
+        /// The run directory.
+        path: PathBuf,
+        /// Why.
+        source: std::io::Error,
+    },
+    /// A file (or a folder, for `--clean`) cannot be read.
+    #[error("cannot read '{}': {}", .path.display(), cause(.source))]
+    Read {
+        /// What was read.
+        path: PathBuf,
+        /// Why.
+        source: std::io::Error,
+    },
+    /// A file in the run directory cannot be written.
+    #[error("cannot write '{}': {}", .path.display(), cause(.source))]
+    Write {
+        /// What was written.
+        path: PathBuf,
+        /// Why.
+        source: std::io::Error,
+    },
+    /// The owner marker is gone.
+    #[error("'{}' is gone", .0.display())]
+    Gone(PathBuf),
+    /// The owner marker is not one.
+    #[error("'{}' is not a b_eff_io owner marker: {why}", .path.display())]
+    NotMarker {
+        /// The marker.
+        path: PathBuf,
+        /// What is wrong with it.
+        why: String,
+    },
+    /// The run directory cannot be removed.
+    #[error("cannot remove '{}': {}", .path.display(), cause(.source))]
+    Remove {
+        /// The run directory.
+        path: PathBuf,
+        /// Why.
+        source: std::io::Error,
+    },
+    /// The working directory cannot be held, to come back to it.
+    #[error("cannot note the working directory: {}", cause(.0))]
+    NoteWorkdir(#[source] std::io::Error),
+    /// The run directory cannot be entered.
+    #[error("cannot enter the run directory '{}': {}", .path.display(), cause(.source))]
+    Enter {
+        /// The run directory.
+        path: PathBuf,
+        /// Why.
+        source: std::io::Error,
+    },
+}
+
+/// Why `--path` cannot be used: `not a directory` for ENOTDIR, else [`cause`].
+fn base_cause(e: &std::io::Error) -> String {
+    match e.raw_os_error() {
+        Some(20) => "not a directory".to_string(),
+        _ => cause(e),
+    }
+}
+
 /// A run directory, held by a descriptor from its creation (or, on ranks that did not
 /// make it, from their first look at it).
 #[derive(Debug)]
@@ -55,27 +156,26 @@ impl RunDir {
     /// fails (naming the path) if `base` is missing, not a directory, not writable, or the
     /// name exists in any form. Leftovers of earlier runs in `base` are reported on
     /// standard error first ([`report_leftovers`]).
-    pub fn create(base: &Path, stamp: &str, pid: u32) -> Result<RunDir, String> {
-        let shown_base = base.display();
-        let base_dir = SafeDir::open(base).map_err(|e| {
-            let why = match e.raw_os_error() {
-                Some(20) => "not a directory".to_string(),
-                _ => cause(&e),
-            };
-            format!("cannot use --path '{shown_base}': {why}")
+    pub fn create(base: &Path, stamp: &str, pid: u32) -> Result<RunDir, RunDirError> {
+        let base_dir = SafeDir::open(base).map_err(|source| RunDirError::Base {
+            base: base.to_path_buf(),
+            source,
         })?;
         report_leftovers(&base_dir);
         let name = OsString::from(format!("{PREFIX}{stamp}.{pid}"));
         let path = std::path::absolute(base.join(&name)).unwrap_or_else(|_| base.join(&name));
-        let dir = base_dir.create_dir(&name, 0o700).map_err(|e| {
-            format!(
-                "cannot create the run directory '{}' under --path '{shown_base}': {}",
-                path.display(),
-                cause(&e)
-            )
-        })?;
+        let dir = base_dir
+            .create_dir(&name, 0o700)
+            .map_err(|source| RunDirError::Create {
+                path: path.clone(),
+                base: base.to_path_buf(),
+                source,
+            })?;
         let run = RunDir {
-            identity: dir.identity().map_err(|e| cause(&e))?,
+            identity: dir.identity().map_err(|source| RunDirError::Examine {
+                path: path.clone(),
+                source,
+            })?,
             base: base_dir,
             name,
             dir,
@@ -86,29 +186,25 @@ impl RunDir {
             .dir
             .create_new(OWNER_FILE, 0o644)
             .and_then(|mut f| std::io::Write::write_all(&mut f, marker.as_bytes()));
-        if let Err(e) = written {
+        if let Err(source) = written {
             let _ = run.remove();
-            return Err(format!(
-                "cannot write '{}': {}",
-                run.path.join(OWNER_FILE).display(),
-                cause(&e)
-            ));
+            return Err(RunDirError::Write {
+                path: run.path.join(OWNER_FILE),
+                source,
+            });
         }
         Ok(run)
     }
 
     /// The run directory that rank 0 made at `path`, as another rank sees it: its last
     /// component must be a directory, not a link.
-    pub fn open(path: &Path) -> Result<RunDir, String> {
-        let not_visible = |e: std::io::Error| {
-            format!(
-                "run directory '{}' is not visible on this rank: {}",
-                path.display(),
-                cause(&e)
-            )
+    pub fn open(path: &Path) -> Result<RunDir, RunDirError> {
+        let not_visible = |source| RunDirError::NotVisible {
+            path: path.to_path_buf(),
+            source,
         };
         let (Some(parent), Some(name)) = (path.parent(), path.file_name()) else {
-            return Err(format!("'{}' names no run directory", path.display()));
+            return Err(RunDirError::NoName(path.to_path_buf()));
         };
         let base = SafeDir::open(parent).map_err(not_visible)?;
         let dir = base.open_dir(name).map_err(not_visible)?;
@@ -159,13 +255,16 @@ impl RunDir {
     /// so the next run reports it and `--clean` may remove it. Other ranks may be removing
     /// it at the same time (after a signal) or still creating files in it, so a failed
     /// attempt is retried for up to a second.
-    pub fn remove(&self) -> Result<(), String> {
+    pub fn remove(&self) -> Result<(), RunDirError> {
         let deadline = std::time::Instant::now() + std::time::Duration::from_secs(1);
         loop {
             match remove_held(&self.base, &self.name, &self.dir, self.identity) {
                 Ok(()) => return Ok(()),
-                Err(e) if std::time::Instant::now() >= deadline => {
-                    return Err(format!("cannot remove '{}': {}", self.path.display(), e))
+                Err(source) if std::time::Instant::now() >= deadline => {
+                    return Err(RunDirError::Remove {
+                        path: self.path.clone(),
+                        source,
+                    })
                 }
                 Err(_) => std::thread::sleep(std::time::Duration::from_millis(2)),
             }
@@ -174,30 +273,35 @@ impl RunDir {
 
     /// Notes in the owner marker that its run ended and kept it (`--keep`), so that later
     /// runs do not report it as a leftover and `--clean` leaves it alone.
-    pub fn mark_kept(&self) -> Result<(), String> {
+    pub fn mark_kept(&self) -> Result<(), RunDirError> {
         let shown = self.path.join(OWNER_FILE);
         let (text, _) = self
             .dir
             .read_marker(OWNER_FILE)
-            .map_err(|e| format!("cannot read '{}': {}", shown.display(), cause(&e)))?
-            .ok_or_else(|| format!("'{}' is gone", shown.display()))?;
-        let mut owner = Holder::parse(&text).map_err(|why| {
-            format!(
-                "'{}' is not a b_eff_io owner marker: {why}",
-                shown.display()
-            )
+            .map_err(|source| RunDirError::Read {
+                path: shown.clone(),
+                source,
+            })?
+            .ok_or_else(|| RunDirError::Gone(shown.clone()))?;
+        let mut owner = Holder::parse(&text).map_err(|why| RunDirError::NotMarker {
+            path: shown.clone(),
+            why,
         })?;
         owner.kept = Some(chrono::Local::now().to_rfc3339());
+        let unwritten = |source| RunDirError::Write {
+            path: shown.clone(),
+            source,
+        };
         let (temp, mut file) = self
             .dir
             .create_temp(OsStr::new(".b_eff_io.owner.tmp."), 0o644)
-            .map_err(|e| format!("cannot write '{}': {}", shown.display(), cause(&e)))?;
+            .map_err(unwritten)?;
         let written =
             std::io::Write::write_all(&mut file, owner.render(OWNER_HEADER, None).as_bytes())
                 .and_then(|()| self.dir.rename_over(&temp, OWNER_FILE));
         if let Err(e) = written {
             let _ = self.dir.unlink(&temp);
-            return Err(format!("cannot write '{}': {}", shown.display(), cause(&e)));
+            return Err(unwritten(e));
         }
         Ok(())
     }
@@ -211,17 +315,15 @@ fn remove_held(
     name: &OsStr,
     dir: &SafeDir,
     identity_: Identity,
-) -> Result<(), String> {
-    let io_err = |e: std::io::Error| cause(&e);
-    dir.remove_contents(&[OsStr::new(OWNER_FILE)])
-        .map_err(io_err)?;
+) -> std::io::Result<()> {
+    dir.remove_contents(&[OsStr::new(OWNER_FILE)])?;
     match dir.unlink(OWNER_FILE) {
-        Err(e) if e.kind() != std::io::ErrorKind::NotFound => return Err(cause(&e)),
+        Err(e) if e.kind() != std::io::ErrorKind::NotFound => return Err(e),
         _ => {}
     }
-    match base.stat(name).map_err(io_err)? {
+    match base.stat(name)? {
         Some(s) if identity(&s) == identity_ => match base.remove_dir(name) {
-            Err(e) if e.kind() != std::io::ErrorKind::NotFound => Err(cause(&e)),
+            Err(e) if e.kind() != std::io::ErrorKind::NotFound => Err(e),
             _ => Ok(()),
         },
         // Removed by another rank, or swapped for something else: not ours to remove.
@@ -256,19 +358,16 @@ pub struct Workdir {
 impl Workdir {
     /// Moves into `dir`, remembering the current directory by a descriptor (so that
     /// going back works whatever its path).
-    pub fn enter(dir: &RunDir) -> Result<Workdir, String> {
+    pub fn enter(dir: &RunDir) -> Result<Workdir, RunDirError> {
         use std::os::unix::fs::OpenOptionsExt;
         let previous = std::fs::OpenOptions::new()
             .read(true)
             .custom_flags(nix::libc::O_PATH | nix::libc::O_DIRECTORY)
             .open(".")
-            .map_err(|e| format!("cannot note the working directory: {}", cause(&e)))?;
-        nix::unistd::fchdir(dir.dir().fd().as_raw_fd()).map_err(|e| {
-            format!(
-                "cannot enter the run directory '{}': {}",
-                dir.path().display(),
-                cause(&std::io::Error::from(e))
-            )
+            .map_err(RunDirError::NoteWorkdir)?;
+        nix::unistd::fchdir(dir.dir().fd().as_raw_fd()).map_err(|e| RunDirError::Enter {
+            path: dir.path().to_path_buf(),
+            source: e.into(),
         })?;
         Ok(Workdir { previous })
     }
@@ -482,9 +581,12 @@ impl std::fmt::Display for Cleaned {
 /// at, never `dir` itself; one is removed only when its marker is a regular file that
 /// its owner wrote ([`examine`]). Directories without a valid marker, of a process that
 /// runs, or made on another host are kept. `Err` when `dir` cannot be read.
-pub fn clean(dir: &Path) -> Result<Vec<Cleaned>, String> {
-    let base = SafeDir::open(dir)
-        .map_err(|e| format!("cannot read '{}': {}", dir.display(), cause(&e)))?;
+pub fn clean(dir: &Path) -> Result<Vec<Cleaned>, RunDirError> {
+    let unreadable = |source| RunDirError::Read {
+        path: dir.to_path_buf(),
+        source,
+    };
+    let base = SafeDir::open(dir).map_err(unreadable)?;
     let mut outcome = Vec::new();
     if base.stat(OWNER_FILE).ok().flatten().is_some() {
         outcome.push(Cleaned::Kept(
@@ -497,8 +599,7 @@ pub fn clean(dir: &Path) -> Result<Vec<Cleaned>, String> {
             ),
         ));
     }
-    let found =
-        leftovers(&base).map_err(|e| format!("cannot read '{}': {}", dir.display(), cause(&e)))?;
+    let found = leftovers(&base).map_err(unreadable)?;
     outcome.extend(found.into_iter().map(|f| clean_one(&base, f)));
     Ok(outcome)
 }
@@ -521,19 +622,20 @@ fn clean_one(base: &SafeDir, f: Found) -> Cleaned {
                 "made by b_eff_io pid {} on {}, which is gone ({why})",
                 o.pid, o.host
             );
-            let removed = base
-                .open_dir(&f.name)
-                .map_err(|e| cause(&e))
-                .and_then(|dir| {
-                    let id = dir.identity().map_err(|e| cause(&e))?;
-                    remove_held(base, &f.name, &dir, id)
-                });
+            let removed = base.open_dir(&f.name).and_then(|dir| {
+                let id = dir.identity()?;
+                remove_held(base, &f.name, &dir, id)
+            });
             match removed {
                 Ok(()) => Cleaned::Removed(f.path, f.bytes, what),
                 Err(e) => Cleaned::Kept(
                     f.path.clone(),
                     f.bytes,
-                    format!("{what}, but cannot remove '{}': {e}", f.path.display()),
+                    format!(
+                        "{what}, but cannot remove '{}': {}",
+                        f.path.display(),
+                        cause(&e)
+                    ),
                 ),
             }
         }
@@ -673,14 +775,19 @@ mod tests {
         assert_eq!(mode & 0o077, 0, "{mode:o}");
         assert!(RunDir::create(&base, "t", 1)
             .unwrap_err()
+            .to_string()
             .contains("already exists"));
         std::fs::write(dir.join("f"), b"x").unwrap();
         run.remove().unwrap();
         assert!(!dir.exists());
-        let err = RunDir::create(&base.join("missing"), "t", 1).unwrap_err();
+        let err = RunDir::create(&base.join("missing"), "t", 1)
+            .unwrap_err()
+            .to_string();
         assert!(err.contains("missing") && err.contains("ENOENT"), "{err}");
         std::fs::write(base.join("file"), b"x").unwrap();
-        let err = RunDir::create(&base.join("file"), "t", 1).unwrap_err();
+        let err = RunDir::create(&base.join("file"), "t", 1)
+            .unwrap_err()
+            .to_string();
         assert!(err.contains("not a directory"), "{err}");
         std::fs::remove_dir_all(&base).unwrap();
     }
@@ -690,7 +797,7 @@ mod tests {
         let base = scratch("planted");
         let (v, before) = victim(&base);
         symlink(&v, base.join("b_eff_io.t.1")).unwrap();
-        let err = RunDir::create(&base, "t", 1).unwrap_err();
+        let err = RunDir::create(&base, "t", 1).unwrap_err().to_string();
         assert!(err.contains("already exists"), "{err}");
         assert_eq!(snapshot(&v), before);
         std::fs::remove_dir_all(&base).unwrap();
@@ -957,6 +1064,7 @@ mod tests {
         assert_eq!(other.identity, run.identity);
         assert!(RunDir::open(&base.join("missing"))
             .unwrap_err()
+            .to_string()
             .contains("ENOENT"));
         std::fs::remove_dir_all(&base).unwrap();
     }
