@@ -3,7 +3,10 @@
 //! Between two global checks a pattern runs a batch of calls; batches grow 1, 2, 4, … and
 //! are capped by how many calls the measured rate says still fit, so a pattern costs
 //! O(log r) checks and stops at most one batch after its budget. Every rank feeds the same
-//! globally agreed elapsed time, so every rank gets the same batches.
+//! globally agreed elapsed time, so every rank gets the same batches. With the checks
+//! overlapped ([`BatchPlanner::next_after`]) a batch is planned before the check of the
+//! one before it is known: batches grow by the golden ratio, and a pattern stops at most
+//! two batches after its budget.
 
 /// Plans the batches of one time-driven pattern.
 #[derive(Debug, Clone)]
@@ -74,6 +77,23 @@ impl BatchPlanner {
         self.next_size = self.next_size.saturating_mul(2);
         let size = (self.next_size as f64).min(fit) as u64;
         Some(size.max(1))
+    }
+
+    /// After a batch whose global check is still under way (the overlapped loop): the
+    /// last check known says `done` calls took `elapsed` seconds, and `in_flight` calls
+    /// have been made since, taken to run at the rate it showed. Returns the batch after
+    /// them, or `None` to stop. Nothing is known of the calls in flight, so the batch is
+    /// at most as many calls as were checked: the calls not yet checked are never more than
+    /// twice those checked, batches still grow geometrically (by the golden ratio), and a
+    /// pattern whose calls slow down stops at most two batches after its budget.
+    pub fn next_after(&mut self, done: u64, elapsed: f64, in_flight: u64) -> Option<u64> {
+        if done == 0 {
+            return self.next(0, elapsed);
+        }
+        let projected = elapsed + in_flight as f64 * (elapsed / done as f64);
+        let size = self.next(done + in_flight, projected)?.min(done);
+        self.next_size = size;
+        Some(size)
     }
 }
 
@@ -156,6 +176,72 @@ mod tests {
     fn every_call_mode_checks_after_each_call() {
         let (calls, _, checks, _) = simulate(1.0, |_| 0.01, true);
         assert_eq!(checks, calls);
+    }
+
+    /// As [`simulate`], but as the overlapped loop plans: the first batch checked at once,
+    /// then each batch planned from the check of the batch before the last. Returns
+    /// (calls, elapsed, checks, the last two batches' duration).
+    fn simulate_overlapped(budget: f64, cost: impl Fn(u64) -> f64) -> (u64, f64, u64, f64) {
+        let mut p = BatchPlanner::new(budget, 0.0);
+        let (mut done, mut elapsed) = (0, 0.0);
+        let mut lasts = [0.0f64; 2];
+        let mut run = |n: u64, done: &mut u64, elapsed: &mut f64| {
+            let start = *elapsed;
+            for _ in 0..n {
+                *elapsed += cost(*done);
+                *done += 1;
+            }
+            lasts = [lasts[1], *elapsed - start];
+        };
+        run(p.first(), &mut done, &mut elapsed);
+        let Some(second) = p.next(done, elapsed) else {
+            return (done, elapsed, p.checks, elapsed);
+        };
+        let mut basis = (done, elapsed);
+        run(second, &mut done, &mut elapsed);
+        while let Some(next) = p.next_after(basis.0, basis.1, done - basis.0) {
+            // The check is made here, and known once the next batch has run.
+            let voted = (done, elapsed);
+            run(next, &mut done, &mut elapsed);
+            basis = voted;
+        }
+        (done, elapsed, p.checks, lasts[0] + lasts[1])
+    }
+
+    #[test]
+    fn the_overlapped_plan_fills_the_budget_with_log_checks() {
+        let (calls, elapsed, checks, _) = simulate_overlapped(10.0, |_| 0.001);
+        assert!((9_900..=10_000).contains(&calls), "calls {calls}");
+        assert!(elapsed <= 10.0 + 1e-9, "elapsed {elapsed}");
+        // log_1.618(10000) ≈ 19, plus the last batches.
+        assert!(checks <= 24, "checks {checks}");
+    }
+
+    #[test]
+    fn the_overlapped_plan_overshoots_by_at_most_two_batches() {
+        // The rate rises tenfold under the planner's feet: the batch in flight and the one
+        // planned before the check showed it end late, by no more than they took.
+        for slow_from in [3u64, 50, 500, 5_000] {
+            let cost = move |i: u64| if i >= slow_from { 0.01 } else { 0.001 };
+            let (calls, elapsed, _, last_two) = simulate_overlapped(5.0, cost);
+            assert!(calls >= 2, "slow_from {slow_from}");
+            assert!(
+                elapsed - 5.0 <= last_two + 1e-9,
+                "slow_from {slow_from}: {elapsed} s, the last two batches {last_two} s"
+            );
+        }
+        let noisy = |i: u64| 0.0005 + 0.002 * (((i * 7919) % 13) as f64 / 13.0);
+        let (_, elapsed, _, last_two) = simulate_overlapped(3.0, noisy);
+        assert!(elapsed - 3.0 <= last_two + 1e-9, "{elapsed}");
+        // A steady rate ends within its budget.
+        let (_, elapsed, _, _) = simulate_overlapped(3.0, |_| 0.0005);
+        assert!(elapsed <= 3.0 + 1e-9, "{elapsed}");
+    }
+
+    #[test]
+    fn the_overlapped_plan_stops_after_one_call_longer_than_the_budget() {
+        let (calls, _, checks, _) = simulate_overlapped(1.0, |_| 5.0);
+        assert_eq!((calls, checks), (1, 1));
     }
 
     #[test]

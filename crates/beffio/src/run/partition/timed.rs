@@ -1,5 +1,13 @@
 //! A pattern's calls: a known count with no collective among them, or the time-driven
 //! loop of the first write, batches between global termination checks.
+//!
+//! The time-driven loop overlaps its checks with its calls: after the first call (checked
+//! at once, for the rate), each batch's check is a non-blocking all-reduce that completes
+//! while the next batch runs (each call tests it, which moves it on in libraries that
+//! progress only inside MPI calls), and the batch after that is planned from it
+//! ([`BatchPlanner::next_after`]). A rank that is ahead no longer waits in the check for
+//! the slowest one; it writes on, and meets it in the barrier that ends the pattern.
+//! `--check-every-call` keeps the reference's blocking check after every call.
 
 use super::call::Tally;
 use super::{flag, PartitionRun};
@@ -7,6 +15,8 @@ use crate::batch::BatchPlanner;
 use crate::patterns::{Pattern, PatternType};
 use crate::schedule::{pattern_time, Access};
 use benchkit::max_all;
+use mpi::collective::SystemOperation;
+use mpi::traits::*;
 use mpiio::File;
 use std::path::Path;
 
@@ -60,17 +70,15 @@ impl PartitionRun<'_> {
         t0: f64,
     ) -> Tally {
         let mut tally = Tally::default();
-        // Types 0, 1 and 4 call collectively (type 0 and `--noshared` type 1 through the
-        // strided view): the other ranks wait in each such call.
-        let collective = matches!(
-            p.ptype,
-            PatternType::Scatter | PatternType::Shared | PatternType::SegmentedCollective
-        );
+        let collective = calls_collectively(p.ptype);
         match calls {
             Calls::Exactly(n) => {
                 for _ in 0..n {
                     self.call(file, p, access, collective, &mut tally);
                 }
+            }
+            Calls::Budget if !self.setup.every_call => {
+                self.overlapped_calls(file, p, access, &mut planner, t0, &mut tally);
             }
             Calls::Budget => {
                 let mut batch = planner.first();
@@ -91,30 +99,114 @@ impl PartitionRun<'_> {
         tally
     }
 
-    /// The global check between two batches (collective): the slowest rank's time since
-    /// `t0`, or `None` when the pattern stops because a rank failed or was interrupted
-    /// or, writing, found no free block left.
+    /// The time-driven loop with its checks overlapped (see the module's documentation):
+    /// the first call and a blocking check, the second batch, then for each further batch
+    /// a check of where the calls stand, made while that batch runs. Every rank makes the
+    /// same batches: each is planned from checks every rank has the same result of.
+    fn overlapped_calls(
+        &mut self,
+        file: &mut File,
+        p: &Pattern,
+        access: Access,
+        planner: &mut BatchPlanner,
+        t0: f64,
+        tally: &mut Tally,
+    ) {
+        let collective = calls_collectively(p.ptype);
+        for _ in 0..planner.first() {
+            self.call(file, p, access, collective, tally);
+        }
+        let Some(elapsed) = self.termination_check(access, t0, tally) else {
+            return;
+        };
+        let Some(second) = planner.next(tally.done, elapsed) else {
+            return;
+        };
+        for _ in 0..second {
+            self.call(file, p, access, collective, tally);
+        }
+        // The last check whose result is known: calls done then, the slowest rank's time.
+        let mut basis = (tally.done - second, elapsed);
+        while let Some(batch) = planner.next_after(basis.0, basis.1, tally.done - basis.0) {
+            let voted_at = tally.done;
+            let tc = mpi::time();
+            let vote = self.vote(access, t0, tally);
+            let mut result = [0.0f64; 3];
+            let mut waited = 0.0;
+            mpi::request::scope(|scope| {
+                let mut pending = Some(self.setup.comm.immediate_all_reduce_into(
+                    scope,
+                    &vote,
+                    &mut result,
+                    SystemOperation::max(),
+                ));
+                waited += mpi::time() - tc;
+                for _ in 0..batch {
+                    self.call(file, p, access, collective, tally);
+                    if let Some(request) = pending.take() {
+                        let tt = mpi::time();
+                        pending = request.test().err();
+                        waited += mpi::time() - tt;
+                    }
+                }
+                if let Some(request) = pending {
+                    let tw = mpi::time();
+                    request.wait();
+                    waited += mpi::time() - tw;
+                }
+            });
+            tally.checks += 1;
+            tally.check_s += waited;
+            match verdict(result) {
+                Some(elapsed) => basis = (voted_at, elapsed),
+                None => return,
+            }
+        }
+    }
+
+    /// This rank's part of a global check: its time since `t0`, whether it failed or was
+    /// interrupted, and (writing) whether it found no free block left.
+    fn vote(&self, access: Access, t0: f64, tally: &Tally) -> [f64; 3] {
+        let local_fail = tally.first_error.is_some() || self.signal() != 0;
+        let full = access == Access::Write && no_free_block(&self.setup.dir);
+        [mpi::time() - t0, flag(local_fail), flag(full)]
+    }
+
+    /// The global check between two batches (collective, blocking): the slowest rank's
+    /// time since `t0`, or `None` when the pattern stops because a rank failed or was
+    /// interrupted or, writing, found no free block left.
     pub(super) fn termination_check(
         &self,
         access: Access,
         t0: f64,
         tally: &mut Tally,
     ) -> Option<f64> {
-        let local_fail = tally.first_error.is_some() || self.signal() != 0;
-        let full = access == Access::Write && no_free_block(&self.setup.dir);
+        let vote = self.vote(access, t0, tally);
         tally.checks += 1;
         let tc = mpi::time();
-        let [elapsed, fail, full] = max_all(
-            self.setup.comm,
-            [mpi::time() - t0, flag(local_fail), flag(full)],
-        );
+        let result = max_all(self.setup.comm, vote);
         tally.check_s += mpi::time() - tc;
-        // A full disk ends the pattern early; the file's size decides at its end
-        // ([`Self::end_pattern`]) whether it took what was written.
-        if fail > 0.0 || full > 0.0 {
-            None
-        } else {
-            Some(elapsed)
-        }
+        verdict(result)
     }
+}
+
+/// What a global check's result says: the slowest rank's time, or `None` when the pattern
+/// stops because a rank failed or was interrupted or the file system is full. A full disk
+/// ends the pattern early; the file's size decides at its end
+/// ([`PartitionRun::end_pattern`]) whether it took what was written.
+fn verdict([elapsed, fail, full]: [f64; 3]) -> Option<f64> {
+    if fail > 0.0 || full > 0.0 {
+        None
+    } else {
+        Some(elapsed)
+    }
+}
+
+/// Whether the calls of a pattern of `ptype` are collective, so that the other ranks wait
+/// in each: types 0, 1 and 4 (type 0 and `--noshared` type 1 through the strided view).
+fn calls_collectively(ptype: PatternType) -> bool {
+    matches!(
+        ptype,
+        PatternType::Scatter | PatternType::Shared | PatternType::SegmentedCollective
+    )
 }
