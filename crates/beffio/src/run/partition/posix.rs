@@ -44,14 +44,12 @@ impl PartitionRun<'_> {
         use std::io::Write;
         let path = self.setup.dir.join(format!("posix.{}", self.rank()));
         let words = (r.pattern.memory / 8) as usize;
-        // On a page boundary, as the patterns' buffers are.
-        let buf = crate::pagebuf::PageAligned::new(
-            self.wbuf[..words]
-                .iter()
-                .flat_map(|w| w.to_le_bytes())
-                .collect::<Vec<u8>>()
-                .into_iter(),
-        );
+        // On a page boundary, as the patterns' buffers are, and the one byte copy that
+        // buffer_bytes counts (no vector in between).
+        let mut buf = crate::pagebuf::PageAligned::filled(words * 8, 0u8);
+        for (bytes, word) in buf.chunks_exact_mut(8).zip(&self.wbuf[..words]) {
+            bytes.copy_from_slice(&word.to_le_bytes());
+        }
         self.setup.comm.barrier();
         let t0 = mpi::time();
         let outcome = std::fs::File::create_new(&path).and_then(|mut f| {
