@@ -5,8 +5,23 @@
 //! O(log r) checks and stops at most one batch after its budget. Every rank feeds the same
 //! globally agreed elapsed time, so every rank gets the same batches. With the checks
 //! overlapped ([`BatchPlanner::next_after`]) a batch is planned before the check of the
-//! one before it is known: batches grow by the golden ratio, and a pattern stops at most
-//! two batches after its budget.
+//! one before it is known (the second, before any: one call, as the first): batches grow
+//! by the golden ratio, and a pattern stops at most two batches after its budget, so one
+//! call longer than the budget is followed by one more.
+//!
+//! No batch planned from a check is shorter than a quarter of the budget at the rate
+//! measured ([`MIN_BATCH_SHARE`]): a check overlapped with a batch of a few microseconds
+//! cannot complete in it on a loaded node (every rank must be scheduled to take part), and
+//! the rank would wait for it at the batch's end. A pattern of short calls so makes a
+//! handful of checks, each with time to complete while calls run; the batch that takes
+//! the rest of the budget, an eighth of it at most ([`LAST_BATCH_SHARE`]), none.
+
+/// The shortest batch planned from a check, as a share of the budget, at the rate measured.
+pub const MIN_BATCH_SHARE: f64 = 1.0 / 4.0;
+
+/// The longest batch that may end a pattern with no check while it runs, as a share of the
+/// budget, at the rate measured ([`BatchPlanner::is_last`]).
+pub const LAST_BATCH_SHARE: f64 = 1.0 / 8.0;
 
 /// Plans the batches of one time-driven pattern.
 #[derive(Debug, Clone)]
@@ -18,6 +33,12 @@ pub struct BatchPlanner {
     checks: u64,
     every_call: bool,
     stopped: bool,
+    /// The last check [`Self::next_after`] was given: calls then, seconds.
+    last_known: Option<(u64, f64)>,
+    /// How many calls fit in the rest of the budget, as the last plan saw it.
+    fit: f64,
+    /// Whether the batch last planned takes the rest of the budget.
+    last: bool,
 }
 
 impl BatchPlanner {
@@ -32,6 +53,9 @@ impl BatchPlanner {
             checks: 0,
             every_call: false,
             stopped: false,
+            last_known: None,
+            fit: f64::MAX,
+            last: false,
         }
     }
 
@@ -50,6 +74,13 @@ impl BatchPlanner {
     /// After a batch: `done` calls so far took `elapsed` seconds (agreed by all ranks).
     /// Returns the next batch size, or `None` to stop.
     pub fn next(&mut self, done: u64, elapsed: f64) -> Option<u64> {
+        let loop_rate = if done > 0 { elapsed / done as f64 } else { 0.0 };
+        self.plan(done, elapsed, loop_rate)
+    }
+
+    /// [`Self::next`], with no batch shorter than [`MIN_BATCH_SHARE`] of the budget at
+    /// `loop_rate` seconds a call.
+    fn plan(&mut self, done: u64, elapsed: f64, loop_rate: f64) -> Option<u64> {
         self.checks += 1;
         self.done = done;
         if self.stopped || done == 0 {
@@ -71,12 +102,39 @@ impl BatchPlanner {
             self.stopped = true;
             return None;
         }
+        self.fit = fit;
         if self.every_call {
             return Some(1);
         }
-        self.next_size = self.next_size.saturating_mul(2);
+        self.next_size = self.next_size.saturating_mul(2).max(self.floor(loop_rate));
         let size = (self.next_size as f64).min(fit) as u64;
         Some(size.max(1))
+    }
+
+    /// Whether the batch [`Self::next_after`] planned last takes the rest of the budget,
+    /// no more than an eighth of it ([`LAST_BATCH_SHARE`]): the pattern ends after it, and
+    /// no check is needed while it runs. (A check would only find that nothing more fits, or, the
+    /// rate having been taken for slower than it is, plan a tail of ever smaller batches,
+    /// each waiting for its check.)
+    pub fn is_last(&self) -> bool {
+        self.last
+    }
+
+    /// The fewest calls a batch makes when a call takes `per_call` seconds in the loop
+    /// (the sync's share aside: it is not spent there): a quarter of the budget's worth
+    /// ([`MIN_BATCH_SHARE`]), at least one.
+    fn floor(&self, per_call: f64) -> u64 {
+        self.calls_in(MIN_BATCH_SHARE, per_call)
+    }
+
+    /// How many calls of `per_call` seconds `share` of the budget holds, at least one.
+    fn calls_in(&self, share: f64, per_call: f64) -> u64 {
+        if per_call > 0.0 {
+            // Saturates at u64::MAX for a rate beyond any count.
+            ((self.budget * share / per_call).floor() as u64).max(1)
+        } else {
+            u64::MAX
+        }
     }
 
     /// After a batch whose global check is still under way (the overlapped loop): the
@@ -84,16 +142,44 @@ impl BatchPlanner {
     /// have been made since, taken to run at the rate it showed. Returns the batch after
     /// them, or `None` to stop. Nothing is known of the calls in flight, so the batch is
     /// at most as many calls as were checked: the calls not yet checked are never more than
-    /// twice those checked, batches still grow geometrically (by the golden ratio), and a
-    /// pattern whose calls slow down stops at most two batches after its budget.
+    /// twice those checked (or than the shortest batch, [`MIN_BATCH_SHARE`]), batches
+    /// still grow geometrically (by the golden ratio), and a pattern whose calls slow down
+    /// stops at most two batches after its budget.
+    ///
+    /// When only the projection of the calls in flight puts the pattern past its budget,
+    /// the next batch is one call, whose check measures them: a rate taken from a few
+    /// calls, one of them slowed by a rank descheduled between two calls, would otherwise
+    /// stop a pattern of fast calls at a fraction of its budget.
     pub fn next_after(&mut self, done: u64, elapsed: f64, in_flight: u64) -> Option<u64> {
-        if done == 0 {
-            return self.next(0, elapsed);
+        if done == 0 || self.stopped {
+            return self.next(done, elapsed);
         }
-        let projected = elapsed + in_flight as f64 * (elapsed / done as f64);
-        let size = self.next(done + in_flight, projected)?.min(done);
-        self.next_size = size;
-        Some(size)
+        let rate = elapsed / done as f64;
+        let projected = elapsed + in_flight as f64 * rate;
+        // The shortest batch at the rate of the calls between the last two checks, when
+        // faster: the average keeps a slow start (a descheduled rank) long after it.
+        let recent = match self.last_known.replace((done, elapsed)) {
+            Some((d0, e0)) if done > d0 && elapsed > e0 => (elapsed - e0) / (done - d0) as f64,
+            _ => rate,
+        };
+        let loop_rate = recent.min(rate);
+        let cap = done.max(self.floor(loop_rate));
+        if let Some(size) = self.plan(done + in_flight, projected, loop_rate) {
+            let size = size.min(cap);
+            self.next_size = size;
+            self.last =
+                size as f64 >= self.fit && size <= self.calls_in(LAST_BATCH_SHARE, loop_rate);
+            return Some(size);
+        }
+        let sync = |calls: u64| self.extra_per_call * calls as f64;
+        let past = projected + sync(done + in_flight) > self.budget;
+        let known_fits = elapsed + sync(done) + rate + self.extra_per_call <= self.budget;
+        if in_flight > 0 && past && known_fits {
+            self.stopped = false;
+            self.next_size = 1;
+            return Some(1);
+        }
+        None
     }
 }
 
@@ -178,9 +264,9 @@ mod tests {
         assert_eq!(checks, calls);
     }
 
-    /// As [`simulate`], but as the overlapped loop plans: the first batch checked at once,
-    /// then each batch planned from the check of the batch before the last. Returns
-    /// (calls, elapsed, checks, the last two batches' duration).
+    /// As [`simulate`], but as the overlapped loop plans: the first call, a second batch of
+    /// one call planned blind, then each batch planned from the check made before the
+    /// batch before it. Returns (calls, elapsed, checks, the last two batches' duration).
     fn simulate_overlapped(budget: f64, cost: impl Fn(u64) -> f64) -> (u64, f64, u64, f64) {
         let mut p = BatchPlanner::new(budget, 0.0);
         let (mut done, mut elapsed) = (0, 0.0);
@@ -194,16 +280,23 @@ mod tests {
             lasts = [lasts[1], *elapsed - start];
         };
         run(p.first(), &mut done, &mut elapsed);
-        let Some(second) = p.next(done, elapsed) else {
-            return (done, elapsed, p.checks, elapsed);
-        };
-        let mut basis = (done, elapsed);
-        run(second, &mut done, &mut elapsed);
-        while let Some(next) = p.next_after(basis.0, basis.1, done - basis.0) {
+        let mut basis: Option<(u64, f64)> = None;
+        loop {
+            let next = match basis {
+                None => p.first(),
+                Some((d, e)) => match p.next_after(d, e, done - d) {
+                    Some(b) => b,
+                    None => break,
+                },
+            };
+            if p.is_last() {
+                run(next, &mut done, &mut elapsed);
+                break;
+            }
             // The check is made here, and known once the next batch has run.
             let voted = (done, elapsed);
             run(next, &mut done, &mut elapsed);
-            basis = voted;
+            basis = Some(voted);
         }
         (done, elapsed, p.checks, lasts[0] + lasts[1])
     }
@@ -239,9 +332,92 @@ mod tests {
     }
 
     #[test]
-    fn the_overlapped_plan_stops_after_one_call_longer_than_the_budget() {
+    fn the_overlapped_plan_stops_two_calls_after_one_longer_than_the_budget() {
+        // The second call is made before the first one's check is known.
         let (calls, _, checks, _) = simulate_overlapped(1.0, |_| 5.0);
-        assert_eq!((calls, checks), (1, 1));
+        assert_eq!((calls, checks), (2, 1));
+    }
+
+    #[test]
+    fn no_batch_planned_from_a_check_is_shorter_than_the_floor() {
+        let budget = 0.156;
+        // The floor for 20 µs calls: MIN_BATCH_SHARE of the budget's worth of them.
+        let floor = (budget * MIN_BATCH_SHARE / 20e-6).floor() as u64;
+        assert!(floor > 100, "{floor}");
+        let mut p = BatchPlanner::new(budget, 0.0);
+        assert_eq!(p.first(), 1);
+        // The first call took 20 µs: the next batch is the floor, not two calls.
+        let second = p.next(1, 20e-6).unwrap();
+        assert_eq!(second, floor);
+        // Planned with its check in flight: the floor, not the one call checked.
+        let third = p.next_after(1, 20e-6, second).unwrap();
+        assert_eq!(third, floor);
+        // Within the rest of the budget all the same: 1,000 calls took 0.15 s, and of the
+        // floor's calls only 40 fit in the 6 ms left.
+        let mut q = BatchPlanner::new(budget, 0.0);
+        q.first();
+        assert!(q.calls_in(MIN_BATCH_SHARE, 0.00015) > 40);
+        assert_eq!(q.next(1_000, 0.15).unwrap(), 40);
+    }
+
+    #[test]
+    fn short_calls_make_a_handful_of_checks_each_with_time_to_complete() {
+        // 1 KiB calls of 3 µs in a pattern of 0.156 s (type 2 at -T 30): 52,000 calls.
+        let budget = 0.156;
+        let (calls, elapsed, checks, _) = simulate_overlapped(budget, |_| 3e-6);
+        assert!(elapsed <= budget + 1e-9, "{elapsed}");
+        assert!(calls as f64 >= 0.9 * budget / 3e-6, "calls {calls}");
+        // Batches of the floor or more, growing by the golden ratio.
+        assert!(checks <= 10, "checks {checks}");
+        // Every batch planned from a check lasts MIN_BATCH_SHARE of the budget or more (to
+        // a call's rounding when it fills the rest), but the last, which takes what is left.
+        let mut p = BatchPlanner::new(budget, 0.0);
+        // The first call, and the second planned blind.
+        assert_eq!((p.first(), p.first()), (1, 1));
+        let mut batches = vec![];
+        let (mut basis, mut done) = (1, 2);
+        while let Some(b) = p.next_after(basis, basis as f64 * 3e-6, done - basis) {
+            batches.push(b);
+            basis = done;
+            done += b;
+            if p.is_last() {
+                break;
+            }
+        }
+        let (last, rest) = batches.split_last().unwrap();
+        assert!(*last >= 1, "{batches:?}");
+        for &b in rest {
+            assert!(
+                b as f64 * 3e-6 >= 0.99 * budget * MIN_BATCH_SHARE,
+                "{batches:?}"
+            );
+        }
+        assert!(batches.len() <= 9, "{batches:?}");
+    }
+
+    #[test]
+    fn a_call_slowed_once_early_does_not_stop_the_pattern() {
+        // 3 µs calls, but the second took 20 ms (a rank descheduled between two calls): the
+        // rate of the first two says 10 ms a call, and the big batch in flight, planned from
+        // the first, seems to end far past the budget. One call measures it, and the
+        // pattern goes on to its budget.
+        let budget = 0.156;
+        let cost = |i: u64| if i == 1 { 0.02 } else { 3e-6 };
+        let (calls, elapsed, checks, _) = simulate_overlapped(budget, cost);
+        assert!(
+            elapsed >= 0.9 * budget && elapsed <= budget + 1e-9,
+            "{elapsed} s"
+        );
+        assert!(calls > 30_000, "calls {calls}");
+        assert!(checks <= 12, "checks {checks}");
+        // A rate that really slowed down still stops the pattern: the in-flight batch and
+        // the one call after it are all it overshoots by.
+        let cost = |i: u64| if i >= 2 { 0.01 } else { 3e-6 };
+        let (_, elapsed, _, last_two) = simulate_overlapped(budget, cost);
+        assert!(
+            elapsed - budget <= last_two + 1e-9,
+            "{elapsed} s, {last_two} s"
+        );
     }
 
     #[test]

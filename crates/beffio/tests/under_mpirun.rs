@@ -155,8 +155,6 @@ fn check_sum_with_2_1_rules(sum_path: &Path, partitions: &[u64]) {
     }
 }
 
-/// Runs `b_eff_io -T 3` on `n` ranks with `extra` options and checks everything a run
-/// must deliver; returns the JSON document and stdout.
 /// Every pattern line of a `.prot`, `t= T = IO+ REST+CHECK+SYNC …`: the four parts add up
 /// to T, to the rounding of the printed digits.
 fn assert_protocol_parts_add_up(prot: &str) {
@@ -184,6 +182,8 @@ fn assert_protocol_parts_add_up(prot: &str) {
     assert!(lines >= 3 * 43, "{lines} pattern lines:\n{prot}");
 }
 
+/// Runs `b_eff_io -T 3` on `n` ranks with `extra` options and checks everything a run
+/// must deliver; returns the JSON document and stdout.
 fn check_run(n: usize, extra: &[&str]) -> (serde_json::Value, String) {
     let _lock = mpitest::JobLock::acquire();
     let dir = scratch(&format!("ok{n}{}", extra.join("").replace('-', "")));
@@ -265,6 +265,25 @@ fn check_run(n: usize, extra: &[&str]) -> (serde_json::Value, String) {
                     assert_eq!(x["checks"], 0, "{a} {x}");
                     assert_eq!(x["check_s"], 0.0, "{a} {x}");
                 }
+            }
+        }
+        // The time-driven writes (types 0 to 2, each with a time of its own) check where
+        // they stand: overlapped, a check per batch but the first, and at least two calls
+        // (the second is made before the first one's check is known); with
+        // `--check-every-call`, a blocking check after every call.
+        let every_call = extra.contains(&"--check-every-call");
+        for x in p["access"]["write"].as_array().unwrap() {
+            if x["type"].as_u64().unwrap() > 2 || x["scheduled_s"].as_f64().unwrap() == 0.0 {
+                continue;
+            }
+            let (repeats, checks) = (
+                x["repeats"].as_u64().unwrap(),
+                x["checks"].as_u64().unwrap(),
+            );
+            if every_call {
+                assert_eq!(checks, repeats, "{x}");
+            } else {
+                assert!(repeats >= 2 && (1..repeats).contains(&checks), "{x}");
             }
         }
         // Types 3 and 4 fill every rank's segment exactly: the filler completes it.
@@ -367,9 +386,17 @@ fn one_rank_runs_every_pattern() {
 fn two_ranks_run_every_pattern() {
     let (doc, stdout) = check_run(2, &[]);
     assert!(doc["partitions"][0].get("posix_baseline").is_none());
+    assert_eq!(doc["check_every_call"], false);
     assert_eq!(doc["noshared"], false);
     assert_eq!(doc["drop_cache"], false);
     assert!(stdout.contains("flags             none"), "{stdout}");
+}
+
+#[test]
+fn the_reference_protocol_checks_after_every_call() {
+    let (doc, stdout) = check_run(2, &["--check-every-call"]);
+    assert_eq!(doc["check_every_call"], true);
+    assert!(stdout.contains("--check-every-call"), "{stdout}");
 }
 
 #[test]

@@ -71,6 +71,10 @@ pub struct Document {
     pub file_system: crate::filesystem::FileSystem,
     /// Whether `--noshared` was used.
     pub noshared: bool,
+    /// Whether `--check-every-call` was used: 2.1's blocking termination check after every
+    /// call of a time-driven write, instead of overlapped checks between growing batches.
+    #[serde(default)]
+    pub check_every_call: bool,
     /// Whether 2.1's `-nounique` was given (accepted: the run directory is fresh anyway).
     #[serde(default)]
     pub nounique: bool,
@@ -420,10 +424,12 @@ pub struct Pattern {
     /// Global termination checks (collectives) of the time-driven loop.
     #[serde(default)]
     pub checks: u64,
-    /// Seconds in the I/O calls (the loop without the checks), the largest over the ranks.
+    /// Seconds in the I/O calls (the loop without the checks), of the rank whose
+    /// `time_s` is the pattern's (the slowest), so that the parts add up to it.
     #[serde(default)]
     pub io_s: f64,
-    /// Seconds in the termination checks, the largest over the ranks.
+    /// Seconds in the termination checks (waiting for them, overlapped or not), of the
+    /// slowest rank, as `io_s`.
     #[serde(default)]
     pub check_s: f64,
 }
@@ -788,6 +794,7 @@ pub fn document(info: &RunInfo, partitions: &[PartitionResult], reasons: &[Strin
             .flatten(),
         file_system: info.file_system.clone(),
         noshared: info.noshared,
+        check_every_call: info.check_every_call,
         nounique: info.nounique,
         machine_memory_bytes: info.machine_memory,
         machine_memory_percent: super::machine_share_percent(info),

@@ -1,11 +1,11 @@
 //! A pattern's calls: a known count with no collective among them, or the time-driven
 //! loop of the first write, batches between global termination checks.
 //!
-//! The time-driven loop overlaps its checks with its calls: after the first call (checked
-//! at once, for the rate), each batch's check is a non-blocking all-reduce that completes
-//! while the next batch runs (each call tests it, which moves it on in libraries that
-//! progress only inside MPI calls), and the batch after that is planned from it
-//! ([`BatchPlanner::next_after`]). A rank that is ahead no longer waits in the check for
+//! The time-driven loop overlaps its checks with its calls: from the first call on, each
+//! batch's check is a non-blocking all-reduce that completes while the next batch runs
+//! (each call tests it, which moves it on in libraries that progress only inside MPI
+//! calls), and the batch after that is planned from it ([`BatchPlanner::next_after`]); the
+//! second batch, planned before any result, is one call, as the first. A rank that is ahead no longer waits in the check for
 //! the slowest one; it writes on, and meets it in the barrier that ends the pattern.
 //! `--check-every-call` keeps the reference's blocking check after every call.
 
@@ -100,9 +100,11 @@ impl PartitionRun<'_> {
     }
 
     /// The time-driven loop with its checks overlapped (see the module's documentation):
-    /// the first call and a blocking check, the second batch, then for each further batch
-    /// a check of where the calls stand, made while that batch runs. Every rank makes the
-    /// same batches: each is planned from checks every rank has the same result of.
+    /// the first call, then for each further batch a check of where the calls stand, made
+    /// while that batch runs, but for a last batch that takes the rest of the budget
+    /// ([`BatchPlanner::is_last`]). The second batch is planned before any check is known:
+    /// one call, as the first. Every rank makes the same batches: each is planned from
+    /// checks every rank has the same result of.
     fn overlapped_calls(
         &mut self,
         file: &mut File,
@@ -116,18 +118,26 @@ impl PartitionRun<'_> {
         for _ in 0..planner.first() {
             self.call(file, p, access, collective, tally);
         }
-        let Some(elapsed) = self.termination_check(access, t0, tally) else {
-            return;
-        };
-        let Some(second) = planner.next(tally.done, elapsed) else {
-            return;
-        };
-        for _ in 0..second {
-            self.call(file, p, access, collective, tally);
-        }
         // The last check whose result is known: calls done then, the slowest rank's time.
-        let mut basis = (tally.done - second, elapsed);
-        while let Some(batch) = planner.next_after(basis.0, basis.1, tally.done - basis.0) {
+        let mut basis: Option<(u64, f64)> = None;
+        loop {
+            let batch = match basis {
+                None => planner.first(),
+                Some((done, elapsed)) => {
+                    match planner.next_after(done, elapsed, tally.done - done) {
+                        Some(b) => b,
+                        None => return,
+                    }
+                }
+            };
+            if planner.is_last() {
+                // It takes the rest of the budget: no check is needed while it runs (a
+                // rank's failure or signal is agreed on at the pattern's end).
+                for _ in 0..batch {
+                    self.call(file, p, access, collective, tally);
+                }
+                return;
+            }
             let voted_at = tally.done;
             let tc = mpi::time();
             let vote = self.vote(access, t0, tally);
@@ -158,7 +168,7 @@ impl PartitionRun<'_> {
             tally.checks += 1;
             tally.check_s += waited;
             match verdict(result) {
-                Some(elapsed) => basis = (voted_at, elapsed),
+                Some(elapsed) => basis = Some((voted_at, elapsed)),
                 None => return,
             }
         }
