@@ -13,7 +13,8 @@
 # the first (the order alternates), so a build from before a change is measured in the
 # same moments. BEFFIO overrides target/release/b_eff_io.
 # Raw rows in bench/out/beffio-deadline.tsv and the runs' JSON beside it, the summary on
-# stdout and in bench/out/beffio-deadline.md (quoted in BENCHMARKS.md).
+# stdout and in bench/out/beffio-deadline.md (quoted in BENCHMARKS.md), every pattern's
+# share in bench/out/beffio-deadline-patterns.md.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -88,6 +89,7 @@ for variant in variants:
 # outside the timed windows.
 share = {v: collections.defaultdict(list) for v in variants}
 checks = {v: collections.defaultdict(list) for v in variants}
+checks_of = {v: collections.defaultdict(list) for v in variants}
 untimed = {v: [] for v in variants}
 for variant in variants:
     for i in range(1, runs + 1):
@@ -98,6 +100,7 @@ for variant in variants:
                 for p in patterns:
                     timed += p["time_s"]
                     checks[variant][access].append(p["checks"])
+                    checks_of[variant][(access, p["number"])].append(p["checks"])
                     if p["time_s"] > 0:
                         share[variant][(access, p["number"])].append(p["check_s"] / p["time_s"])
             untimed[variant].append((part["wall_time_s"] - timed, part["wall_time_s"]))
@@ -116,6 +119,22 @@ for variant in variants:
         print(f"| {names[variant]} | {access} | {statistics.median(checks[variant][access]):g} | "
               f"{100 * statistics.median(every):.1f} % | {100 * medians[worst]:.1f} % (pattern {worst}) | "
               f"{len(over)}{': ' + ', '.join(map(str, over)) if over else ''} |")
+# Every pattern's median share, per access method and binary, in a file of its own.
+with open(f"{out}/beffio-deadline-patterns.md", "w") as f:
+    f.write("Termination checks' share of each pattern's time (check_s / time_s), the median "
+            "over the runs, and the checks per pattern (median), per access method:\n\n")
+    head = " | ".join(f"{names[v]} {a}" for a in ["write", "rewrite", "read"] for v in variants)
+    f.write(f"| pattern | {head} |\n|---|" + "---|" * (3 * len(variants)) + "\n")
+    numbers = sorted({n for v in variants for (_, n) in share[v]})
+    for n in numbers:
+        cells = []
+        for access in ["write", "rewrite", "read"]:
+            for v in variants:
+                s = share[v].get((access, n))
+                k = [p for p in checks_of[v].get((access, n), [])]
+                cells.append(f"{100 * statistics.median(s):.1f} % ({statistics.median(k):g})" if s else "–")
+        f.write(f"| {n} | " + " | ".join(cells) + " |\n")
+print(f"\nEvery pattern's share: {out}/beffio-deadline-patterns.md")
 print("\nTime outside the patterns' timed windows (opens, closes, views, agreements), per run:\n")
 print("| binary | median s | largest s | median share of the partition's wall time |")
 print("|---|---|---|---|")
