@@ -113,9 +113,9 @@ impl BatchPlanner {
 
     /// Whether the batch [`Self::next_after`] planned last takes the rest of the budget,
     /// no more than an eighth of it ([`LAST_BATCH_SHARE`]): the pattern ends after it, and
-    /// no check is needed while it runs. (A check would only find that nothing more fits, or, the
-    /// rate having been taken for slower than it is, plan a tail of ever smaller batches,
-    /// each waiting for its check.)
+    /// no check is needed while it runs. (A check would only find that nothing more fits,
+    /// or, the rate having been taken for slower than it is, plan a tail of ever smaller
+    /// batches, each waiting for its check.)
     pub fn is_last(&self) -> bool {
         self.last
     }
