@@ -131,7 +131,7 @@ with open(f"{out}/beffio-deadline-patterns.md", "w") as f:
         for access in ["write", "rewrite", "read"]:
             for v in variants:
                 s = share[v].get((access, n))
-                k = [p for p in checks_of[v].get((access, n), [])]
+                k = checks_of[v].get((access, n), [])
                 cells.append(f"{100 * statistics.median(s):.1f} % ({statistics.median(k):g})" if s else "–")
         f.write(f"| {n} | " + " | ".join(cells) + " |\n")
 print(f"\nEvery pattern's share: {out}/beffio-deadline-patterns.md")

@@ -28,15 +28,12 @@ pub const LAST_BATCH_SHARE: f64 = 1.0 / 8.0;
 pub struct BatchPlanner {
     budget: f64,
     extra_per_call: f64,
-    done: u64,
     next_size: u64,
     checks: u64,
     every_call: bool,
     stopped: bool,
     /// The last check [`Self::next_after`] was given: calls then, seconds.
     last_known: Option<(u64, f64)>,
-    /// How many calls fit in the rest of the budget, as the last plan saw it.
-    fit: f64,
     /// Whether the batch last planned takes the rest of the budget.
     last: bool,
 }
@@ -48,13 +45,11 @@ impl BatchPlanner {
         BatchPlanner {
             budget,
             extra_per_call: extra_per_call.max(0.0),
-            done: 0,
             next_size: 1,
             checks: 0,
             every_call: false,
             stopped: false,
             last_known: None,
-            fit: f64::MAX,
             last: false,
         }
     }
@@ -75,20 +70,19 @@ impl BatchPlanner {
     /// Returns the next batch size, or `None` to stop.
     pub fn next(&mut self, done: u64, elapsed: f64) -> Option<u64> {
         let loop_rate = if done > 0 { elapsed / done as f64 } else { 0.0 };
-        self.plan(done, elapsed, loop_rate)
+        self.plan(done, elapsed, loop_rate).map(|(size, _)| size)
     }
 
     /// [`Self::next`], with no batch shorter than [`MIN_BATCH_SHARE`] of the budget at
-    /// `loop_rate` seconds a call.
-    fn plan(&mut self, done: u64, elapsed: f64, loop_rate: f64) -> Option<u64> {
+    /// `loop_rate` seconds a call; with the batch, how many calls fit in the rest.
+    fn plan(&mut self, done: u64, elapsed: f64, loop_rate: f64) -> Option<(u64, f64)> {
         self.checks += 1;
-        self.done = done;
         if self.stopped || done == 0 {
             self.stopped = true;
             return None;
         }
         let per_call = elapsed / done as f64 + self.extra_per_call;
-        let remaining = self.budget - elapsed - self.extra_per_call * done as f64;
+        let remaining = self.left(done, elapsed);
         if remaining <= 0.0 {
             self.stopped = true;
             return None;
@@ -102,13 +96,29 @@ impl BatchPlanner {
             self.stopped = true;
             return None;
         }
-        self.fit = fit;
         if self.every_call {
-            return Some(1);
+            return Some((1, fit));
         }
         self.next_size = self.next_size.saturating_mul(2).max(self.floor(loop_rate));
         let size = (self.next_size as f64).min(fit) as u64;
-        Some(size.max(1))
+        Some((size.max(1), fit))
+    }
+
+    /// The budget's seconds left after `done` calls that took `elapsed` seconds, their
+    /// share of the closing sync counted.
+    fn left(&self, done: u64, elapsed: f64) -> f64 {
+        self.budget - elapsed - self.extra_per_call * done as f64
+    }
+
+    /// The overlapped loop's next batch: `known` is the last check whose result is known
+    /// (calls then, the slowest rank's seconds), none before the first; `done_now` calls
+    /// have been made. Before any result the batch is one call, as the first; after,
+    /// [`Self::next_after`].
+    pub fn next_overlapped(&mut self, known: Option<(u64, f64)>, done_now: u64) -> Option<u64> {
+        match known {
+            None => Some(self.first()),
+            Some((done, elapsed)) => self.next_after(done, elapsed, done_now - done),
+        }
     }
 
     /// Whether the batch [`Self::next_after`] planned last takes the rest of the budget,
@@ -164,16 +174,14 @@ impl BatchPlanner {
         };
         let loop_rate = recent.min(rate);
         let cap = done.max(self.floor(loop_rate));
-        if let Some(size) = self.plan(done + in_flight, projected, loop_rate) {
+        if let Some((size, fit)) = self.plan(done + in_flight, projected, loop_rate) {
             let size = size.min(cap);
             self.next_size = size;
-            self.last =
-                size as f64 >= self.fit && size <= self.calls_in(LAST_BATCH_SHARE, loop_rate);
+            self.last = size as f64 >= fit && size <= self.calls_in(LAST_BATCH_SHARE, loop_rate);
             return Some(size);
         }
-        let sync = |calls: u64| self.extra_per_call * calls as f64;
-        let past = projected + sync(done + in_flight) > self.budget;
-        let known_fits = elapsed + sync(done) + rate + self.extra_per_call <= self.budget;
+        let past = self.left(done + in_flight, projected) < 0.0;
+        let known_fits = self.left(done, elapsed) >= rate + self.extra_per_call;
         if in_flight > 0 && past && known_fits {
             self.stopped = false;
             self.next_size = 1;
@@ -281,14 +289,7 @@ mod tests {
         };
         run(p.first(), &mut done, &mut elapsed);
         let mut basis: Option<(u64, f64)> = None;
-        loop {
-            let next = match basis {
-                None => p.first(),
-                Some((d, e)) => match p.next_after(d, e, done - d) {
-                    Some(b) => b,
-                    None => break,
-                },
-            };
+        while let Some(next) = p.next_overlapped(basis, done) {
             if p.is_last() {
                 run(next, &mut done, &mut elapsed);
                 break;

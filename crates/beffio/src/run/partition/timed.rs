@@ -4,9 +4,10 @@
 //! The time-driven loop overlaps its checks with its calls: from the first call on, each
 //! batch's check is a non-blocking all-reduce that completes while the next batch runs
 //! (each call tests it, which moves it on in libraries that progress only inside MPI
-//! calls), and the batch after that is planned from it ([`BatchPlanner::next_after`]); the
-//! second batch, planned before any result, is one call, as the first. A rank that is ahead no longer waits in the check for
-//! the slowest one; it writes on, and meets it in the barrier that ends the pattern.
+//! calls), and the batch after that is planned from it ([`BatchPlanner::next_overlapped`]);
+//! the second batch, planned before any result, is one call, as the first. A rank that is
+//! ahead no longer waits in the check for the slowest one; it writes on, and meets it in
+//! the barrier that ends the pattern.
 //! `--check-every-call` keeps the reference's blocking check after every call.
 
 use super::call::Tally;
@@ -120,16 +121,7 @@ impl PartitionRun<'_> {
         }
         // The last check whose result is known: calls done then, the slowest rank's time.
         let mut basis: Option<(u64, f64)> = None;
-        loop {
-            let batch = match basis {
-                None => planner.first(),
-                Some((done, elapsed)) => {
-                    match planner.next_after(done, elapsed, tally.done - done) {
-                        Some(b) => b,
-                        None => return,
-                    }
-                }
-            };
+        while let Some(batch) = planner.next_overlapped(basis, tally.done) {
             if planner.is_last() {
                 // It takes the rest of the budget: no check is needed while it runs (a
                 // rank's failure or signal is agreed on at the pattern's end).
