@@ -30,20 +30,13 @@ fn main() {
         Ok(o) => o.stall.timeout(),
         Err(_) => benchkit::stall::StallArgs::default().timeout(),
     };
-    let (mpi, network) = benchkit::start("b_eff_io", enable, disable);
+    // From here (before MPI_Init) a rank that makes no progress for the stall timeout
+    // ends the job; MPI_Finalize has a bound of its own.
+    let (mpi, network, watchdog) = benchkit::start("b_eff_io", enable, disable, stall);
     let world = mpi.world();
-    // From here a rank that makes no progress for the stall timeout ends the job, and
-    // MPI_Finalize is bounded by it too.
-    let watchdog = benchkit::watchdog::Watchdog::start(
-        "b_eff_io",
-        mpi::traits::Communicator::rank(&world),
-        &benchkit::processor_name(),
-        stall,
-    );
     let code = match beffio::run::run(&world, options, network, &watchdog) {
         Ok(()) => 0,
         Err(agreed) => agreed.code,
     };
-    watchdog.finalizing(code);
-    mpi.exit(code)
+    benchkit::finish(mpi, watchdog, code)
 }

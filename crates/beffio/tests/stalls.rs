@@ -1,5 +1,7 @@
 //! b_eff_io when a rank stalls, a batch system ends the job, or the run directory is
-//! removed under it: a rank stopped for good ends the job with exit 6 within the stall
+//! removed under it: a partition longer than the stall timeout is no stall of the ranks
+//! outside it, and a rank stopped inside it is named by them; a rank stopped for good ends
+//! the job with exit 6 within the stall
 //! timeout, naming the rank that noticed and the pattern; a pause that recovered leaves a
 //! complete run with the slow pattern flagged; SIGTERM keeps every finished partition in
 //! the JSON, CSV, `.sum` and `.prot`, and every pattern is kept as soon as it is measured
@@ -197,6 +199,63 @@ fn a_rank_stopped_for_good_ends_the_job_keeping_what_was_measured() {
         leftovers(dir.path()).is_empty(),
         "{:?}",
         leftovers(dir.path())
+    );
+}
+
+#[test]
+fn a_partition_longer_than_the_timeout_is_no_stall_of_the_ranks_outside_it() {
+    // The default partitions of 2 ranks: n=2, then n=1 while rank 1 waits outside it for
+    // about 9 s of a 30 s schedule: twice the timeout, and more than the timeout and a
+    // half that a rank listening to rank 0's pulses allows.
+    let run = Run::start("30", &["--stall-timeout", "4"]);
+    let (code, stderr, _, dir) = run.finish(Duration::from_secs(200));
+    assert_eq!(code, Some(0), "{stderr}");
+    assert!(!stderr.contains("STALL"), "{stderr}");
+    let doc = json(dir.path());
+    assert_eq!(doc["complete"], true);
+    let waited = doc["partitions"][1]["wall_time_s"].as_f64().unwrap();
+    assert!(
+        waited > 6.0,
+        "partition n=1 ran {waited} s, too short to show that the rank outside it waited \
+         longer than its timeout"
+    );
+}
+
+#[test]
+fn rank_0_stopped_in_a_partition_is_named_by_the_rank_waiting_outside_it() {
+    let mut run = Run::start("20", &["--stall-timeout", "3"]);
+    // Rank 0 inside partition n=1 (a pattern of it kept), rank 1 outside, listening.
+    run.wait_until("partition n=1 measured a pattern", |r| {
+        partitions_written(r) >= 1 && unfinished_patterns(r) >= 1
+    });
+    let (rank0, _) = run.ranks();
+    signal(rank0, "STOP");
+    let (code, stderr, seconds, dir) = run.finish(Duration::from_secs(120));
+    signal(rank0, "KILL");
+    let accepted: &[i32] = match Installation::from_env().family() {
+        mpitest::Family::OpenMpi => &[6],
+        mpitest::Family::Hydra => &[6, 9, 137, 255],
+    };
+    assert!(
+        code.is_some_and(|c| accepted.contains(&c)),
+        "exit {code:?}:\n{stderr}"
+    );
+    assert!(
+        stderr
+            .lines()
+            .any(|l| l.starts_with("b_eff_io: STALL: rank 1 on ")
+                && l.contains("at outside partition n=1, waiting for it (rank 0 on ")),
+        "{stderr}"
+    );
+    assert!(seconds < 90.0, "{seconds} s to end");
+    // Rank 0 could not write again: its last version says why it is incomplete.
+    let doc = json(dir.path());
+    assert_eq!(doc["complete"], false);
+    assert!(
+        doc["stopped"]
+            .as_str()
+            .is_some_and(|s| s.contains("ended from outside")),
+        "{doc}"
     );
 }
 

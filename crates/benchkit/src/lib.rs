@@ -20,6 +20,8 @@
 //! - [`interrupt`] and [`panic`]: SIGINT/SIGTERM and panics as agreed exits;
 //! - [`watchdog`]: a rank that makes no progress for the stall timeout ends the job
 //!   (exit 6) instead of hanging it, naming itself, its host and where it waited;
+//! - [`heartbeat`]: the pulses that tell a waiting rank the ranks it waits for still
+//!   work, and a barrier that waits without spinning;
 //! - [`constants`]: MPI constants the `mpi` crate does not export (`MPI_BYTE`).
 //!
 //! The output-file layer every binary shares is the `outfile` crate (no MPI either).
@@ -35,6 +37,8 @@ pub mod stall;
 pub mod agree;
 #[cfg(feature = "mpi")]
 pub mod constants;
+#[cfg(feature = "mpi")]
+pub mod heartbeat;
 #[cfg(feature = "mpi")]
 pub mod init_note;
 #[cfg(feature = "mpi")]
@@ -58,6 +62,6 @@ pub use agree::{
 pub use exit::Exit;
 #[cfg(feature = "mpi")]
 pub use start::{
-    library_summary, library_version, long_version, processor_name, start, wtime,
+    finish, library_summary, library_version, long_version, processor_name, start, wtime,
     AlreadyInitialized, Mpi,
 };

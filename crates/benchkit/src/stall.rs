@@ -14,12 +14,22 @@ pub const DEFAULT_STALL_TIMEOUT_S: u64 = 300;
 /// The largest timeout accepted: a week.
 pub const MAX_STALL_TIMEOUT_S: u64 = 7 * 24 * 3600;
 
+/// What `"stopped"` says in a version of the output files written while the run goes on:
+/// a run that ends replaces it (complete, or saying why it stopped), so a document that
+/// still says this was left by a run ended from outside.
+pub const NOT_REPLACED: &str = "the run went on after this version of the file was written \
+     and did not replace it: it was ended from outside (killed, its node lost, or a stall \
+     noticed on another rank; see the job's standard error)";
+
 /// The stall option of a benchmark.
 #[derive(Debug, Clone, PartialEq, Eq, Args)]
 pub struct StallArgs {
-    /// End the job (exit 6) when a rank makes no progress for SECONDS: the files keep
-    /// what was measured, marked incomplete, and one line names the rank, its host and
-    /// where it waited; it also bounds MPI_Finalize. 0 turns it off
+    /// End the job (exit 6) when nothing a rank waits for moves for SECONDS: a rank that
+    /// waits while others work (outside a partition, sitting out a scan round, behind a
+    /// slower rank) is not stalled, so a healthy run of any length never reaches it. The
+    /// files keep what was measured, marked incomplete, and one line names the rank, its
+    /// host and where it waited. From before MPI_Init to MPI_Finalize (bounded by 30 s
+    /// at most). 0 turns it off
     #[arg(long = "stall-timeout", visible_alias = "stall_timeout", value_name = "SECONDS",
           default_value_t = DEFAULT_STALL_TIMEOUT_S, value_parser = parse_timeout)]
     pub stall_timeout: u64,

@@ -4,6 +4,7 @@
 
 use mpi::topology::{Communicator, SimpleCommunicator};
 
+use crate::watchdog::Watchdog;
 use crate::{launch, network, panic};
 
 /// A running MPI environment. Finalizes MPI when dropped.
@@ -57,33 +58,52 @@ impl Mpi {
 }
 
 /// The start of every benchmark: applies `--enable/--disable` to this process's
-/// environment (while it has one thread), then starts MPI. The outcome of the selection
-/// is returned, not acted on, so that the ranks can agree on it
-/// ([`network::agree_selection`]); a process that cannot start MPI at all says so as
-/// `program` and leaves.
+/// environment (while it has one thread), starts the rank's watchdog (`stall`, the stall
+/// timeout: from here a rank that never arrives, or stops, ends the job), then starts MPI
+/// and names the rank to the watchdog. The outcome of the selection is returned, not acted
+/// on, so that the ranks can agree on it ([`network::agree_selection`]); a process that
+/// cannot start MPI at all says so as `program` and leaves.
 pub fn start(
     program: &str,
     enable: Option<&str>,
     disable: Option<&str>,
-) -> (Mpi, network::Outcome) {
+    stall: Option<std::time::Duration>,
+) -> (Mpi, network::Outcome, Watchdog) {
     let network = network::apply(enable, disable);
     if let Ok(Some(applied)) = &network {
         crate::init_note::arm(&init_note(program, applied));
     }
+    // After the selection: the watchdog's thread must not see the environment change.
+    let watchdog = Watchdog::before_init(program, stall);
     let started = Mpi::init();
     crate::init_note::disarm();
     match started {
         Ok(mpi) => {
             let rank = mpi.world().rank();
+            watchdog.identify(rank, &processor_name());
             panic::install(program, rank);
             panic::test_panic(rank);
-            (mpi, network)
+            (mpi, network, watchdog)
         }
         Err(e) => {
             outfile::eprintln!("{program}: {e}");
             std::process::exit(1);
         }
     }
+}
+
+/// The end of every benchmark, with the `code` every rank agreed on: the ranks meet once
+/// more without spinning (a rank stopped before the end is named by the stall of the
+/// others, instead of a job whose other ranks left with 0 and whose launcher waits for
+/// ever), then `MPI_Finalize` under its own bound ([`Watchdog::finalizing`]), and the
+/// process leaves with `code`.
+pub fn finish(mpi: Mpi, watchdog: Watchdog, code: i32) -> ! {
+    let world = mpi.world();
+    let progress = watchdog.progress();
+    progress.at("the end of the run, waiting for every rank to finish");
+    crate::heartbeat::quiet_barrier(&world, Some(&progress));
+    watchdog.finalizing(code);
+    mpi.exit(code)
 }
 
 /// What a rank says when the job ends inside `MPI_Init` under a network selection: its

@@ -3,26 +3,60 @@
 //! The benchmark's main thread reports its progress ([`Progress::tick`], a counter, cheap
 //! enough for every iteration of a timed loop; [`Progress::at`] says where it is: a
 //! message size and whom it waits for, a pattern, `MPI_Finalize`). A thread of its own
-//! looks once a second; when the counter has not moved for the stall timeout, it acts
+//! looks twice a second; when the counter has not moved for the stall timeout, it acts
 //! without MPI (the main thread is stuck inside it, and MPI was started for one thread):
-//! it prints one line on standard error naming this rank, its host, how long it has
-//! waited and where, runs the benchmark's hook (rank 0 writes its files once more with
-//! `"complete": false` and the reason), and ends the process with
-//! [`Exit::Stalled`](crate::Exit::Stalled) (`_exit`: no exit handler of the MPI library
-//! runs, since one may wait on the lock the stuck thread holds). The launcher then ends
-//! the other ranks, the stopped one included.
+//! it prints one line on the standard error the process started with (a line said while
+//! the benchmark holds its standard error back still reaches the terminal) naming this
+//! rank, its host, how long it has waited and where, runs the benchmark's hook (rank 0
+//! writes its files once more with `"complete": false` and the reason), and ends the
+//! process with [`Exit::Stalled`](crate::Exit::Stalled) (`_exit`: no exit handler of the
+//! MPI library runs, since one may wait on the lock the stuck thread holds). The launcher
+//! then ends the other ranks, the stopped one included.
+//!
+//! # What counts as a stall: the job's progress, not this rank's
+//!
+//! A rank that waits while others work (outside a b_eff_io partition, behind a slower
+//! rank at the end of a pattern, sitting out a scan round) makes no progress of its own,
+//! and is not stalled. Such a wait says what it waits for, in one of two ways:
+//!
+//! - **an allowance** ([`Progress::allow`], [`Progress::wait`]): the wait may last that
+//!   much longer than the timeout — the planned length of what it waits for, or as long
+//!   as this rank took for the same work (a peer half as fast is not a stall);
+//! - **pulses** ([`crate::heartbeat`]): a rank that works sends the waiting ranks a sign
+//!   of life whenever this watchdog says one is due ([`Progress::pulse_due`], a quarter
+//!   of the timeout); each pulse received counts as the waiting rank's progress.
+//!
+//! So the rule the benchmarks state in `--help`: a rank is stalled when nothing it waits
+//! for has moved for the timeout; a healthy run of any length never reaches it.
 //!
 //! No rank decides for another: every rank that waits notices by itself, so the job ends
 //! whichever rank stopped, rank 0 included. A rank that is stopped outright (SIGSTOP, a
 //! node that froze) cannot report; the ranks that wait for it name it in their line.
+//!
+//! # The whole life of a rank
+//!
+//! The watchdog starts before `MPI_Init` ([`Watchdog::before_init`]: a rank frozen at
+//! start-up leaves the others waiting inside `MPI_Init`, and they say so), and it bounds
+//! `MPI_Finalize` ([`Watchdog::finalizing`]: [`FINALIZE_BOUND`] at most, leaving with the
+//! run's own code, since the results were written before).
 
-use std::sync::atomic::{AtomicI32, AtomicU64, Ordering};
+use std::io::Write;
+use std::os::fd::AsFd;
+use std::sync::atomic::{AtomicBool, AtomicI32, AtomicU64, Ordering};
 use std::sync::mpsc::{self, RecvTimeoutError};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 /// How often the watchdog looks.
 const LOOK_EVERY: Duration = Duration::from_millis(500);
+
+/// The longest `MPI_Finalize` may take once the results are written (never more than the
+/// stall timeout): a library that hangs there costs this, not the timeout.
+pub const FINALIZE_BOUND: Duration = Duration::from_secs(30);
+
+/// Where a rank is until `MPI_Init` returns.
+pub const AT_INIT: &str = "MPI_Init, waiting for every rank of the job to start MPI \
+                           (a rank frozen at start-up or a node that is down holds the others there)";
 
 /// What a rank reports of its progress; cloned into whatever does the work.
 #[derive(Debug, Clone)]
@@ -32,27 +66,83 @@ pub struct Progress {
 
 #[derive(Debug)]
 struct Shared {
+    /// Moved by the main thread only (a plain load and store: no locked instruction in a
+    /// timed loop); the watchdog only asks whether it changed.
     ticks: AtomicU64,
     place: Mutex<String>,
     /// The exit code at a stall: [`Exit::Stalled`](crate::Exit::Stalled), or the run's
     /// own once its results are written ([`Watchdog::finalizing`]).
     code: AtomicI32,
+    /// How long the current wait may last beyond the limit, in milliseconds
+    /// ([`Progress::allow`]); back to 0 at every [`Progress::at`].
+    allowance_ms: AtomicU64,
+    /// How long no progress may last, in milliseconds: the stall timeout, then
+    /// [`FINALIZE_BOUND`] at most.
+    limit_ms: AtomicU64,
+    /// Set by the watchdog every quarter of the limit, taken by [`Progress::pulse_due`].
+    pulse_due: AtomicBool,
+    /// This rank (from the launcher's environment before `MPI_Init`; -1 when unknown).
+    rank: AtomicI32,
+    host: Mutex<String>,
+}
+
+fn millis(d: Duration) -> u64 {
+    u64::try_from(d.as_millis()).unwrap_or(u64::MAX)
 }
 
 impl Progress {
     /// One step done (an iteration, a call): the counter moves.
     #[inline]
     pub fn tick(&self) {
-        self.shared.ticks.fetch_add(1, Ordering::Relaxed);
+        let t = &self.shared.ticks;
+        t.store(t.load(Ordering::Relaxed).wrapping_add(1), Ordering::Relaxed);
     }
 
     /// Where this rank is now (`message size 1024 B, waiting for rank 3 on n2`), and a
-    /// step done.
+    /// step done. The allowance of an earlier wait ends here.
     pub fn at(&self, place: impl Into<String>) {
+        self.wait(place, Duration::ZERO);
+    }
+
+    /// Where this rank waits now, and how much longer than the timeout that wait may last
+    /// without progress ([`Progress::allow`]); a step done.
+    pub fn wait(&self, place: impl Into<String>, allowance: Duration) {
         if let Ok(mut p) = self.shared.place.lock() {
             *p = place.into();
         }
+        self.allow(allowance);
         self.tick();
+    }
+
+    /// The wait from here to the next [`Progress::at`] may last `extra` beyond the timeout
+    /// (the planned length of what it waits for; as long as this rank took for the same
+    /// work). One store: cheap enough at the end of a timed window.
+    #[inline]
+    pub fn allow(&self, extra: Duration) {
+        self.shared
+            .allowance_ms
+            .store(millis(extra), Ordering::Relaxed);
+    }
+
+    /// Whether the ranks waiting for this one are due a sign of life
+    /// ([`crate::heartbeat`]); true once per quarter of the timeout, false without a
+    /// watchdog. A load and a branch: cheap enough after every call of a timed loop.
+    #[inline]
+    pub fn pulse_due(&self) -> bool {
+        let due = &self.shared.pulse_due;
+        if due.load(Ordering::Relaxed) {
+            due.store(false, Ordering::Relaxed);
+            return true;
+        }
+        false
+    }
+
+    /// The stall timeout in force (`None` without a watchdog).
+    pub fn timeout(&self) -> Option<Duration> {
+        match self.shared.limit_ms.load(Ordering::Relaxed) {
+            0 => None,
+            ms => Some(Duration::from_millis(ms)),
+        }
     }
 
     /// Where this rank said it was last.
@@ -70,7 +160,7 @@ impl Progress {
 pub struct Stall {
     /// The program (`sqmr`, `b_eff_io`).
     pub program: String,
-    /// This rank.
+    /// This rank (-1: not known yet, before `MPI_Init` under a launcher that does not say).
     pub rank: i32,
     /// Its host.
     pub host: String,
@@ -83,21 +173,34 @@ pub struct Stall {
 }
 
 impl Stall {
+    fn who(&self) -> String {
+        match self.rank {
+            r if r >= 0 => format!("rank {r} on {}", self.host),
+            _ => format!("a rank on {} (its number not known yet)", self.host),
+        }
+    }
+
     /// The one line on standard error: `sqmr: STALL: rank 0 on n1 made no progress for
     /// 60 s at message size 1 B (waiting for rank 1 on n2); the job stops (exit 6)`.
     pub fn line(&self) -> String {
         format!(
-            "{}: STALL: rank {} on {} made no progress for {} s at {}; the job stops (exit {}), \
+            "{}: STALL: {} made no progress for {} s at {}; the job stops (exit {}), \
              the output files keep what was measured",
-            self.program, self.rank, self.host, self.idle_s, self.place, self.code
+            self.program,
+            self.who(),
+            self.idle_s,
+            self.place,
+            self.code
         )
     }
 
     /// The reason recorded in the JSON (`"complete": false`).
     pub fn reason(&self) -> String {
         format!(
-            "stalled: rank {} on {} made no progress for {} s at {}",
-            self.rank, self.host, self.idle_s, self.place
+            "stalled: {} made no progress for {} s at {}",
+            self.who(),
+            self.idle_s,
+            self.place
         )
     }
 }
@@ -126,6 +229,16 @@ impl std::fmt::Debug for Watchdog {
 /// line when the end came first (Open MPI's mpirun at a stall, MPICH 5's hydra at a panic).
 pub const FORWARD_PAUSE: Duration = Duration::from_millis(200);
 
+/// This host's name before MPI can say it (the kernel's, which is what MPI's processor
+/// name is on every library here).
+fn host_name() -> String {
+    std::fs::read_to_string("/proc/sys/kernel/hostname")
+        .map(|h| h.trim().to_string())
+        .ok()
+        .filter(|h| !h.is_empty())
+        .unwrap_or_else(|| "this host".to_string())
+}
+
 impl Watchdog {
     /// Starts watching this rank: `timeout` without progress ends the process (see the
     /// module). `None` for the timeout (`--stall-timeout 0`) watches nothing.
@@ -135,6 +248,30 @@ impl Watchdog {
             std::thread::sleep(FORWARD_PAUSE);
             signal_hook::low_level::exit(stall.code)
         })
+    }
+
+    /// [`Watchdog::start`] before `MPI_Init`: the rank as the launcher's environment gives
+    /// it, the kernel's host name, and `MPI_Init` as the place ([`AT_INIT`]), so that a
+    /// job one of whose ranks never arrives ends within the timeout. [`Watchdog::identify`]
+    /// once MPI runs.
+    pub fn before_init(program: &str, timeout: Option<Duration>) -> Watchdog {
+        let rank = crate::launch::launched(&|k| std::env::var(k).ok())
+            .and_then(|l| l.task)
+            .and_then(|t| i32::try_from(t).ok())
+            .unwrap_or(-1);
+        let dog = Self::start(program, rank, &host_name(), timeout);
+        dog.progress.at(AT_INIT);
+        test_stop(rank);
+        dog
+    }
+
+    /// The rank and host as MPI names them, once `MPI_Init` has returned.
+    pub fn identify(&self, rank: i32, host: &str) {
+        self.progress.shared.rank.store(rank, Ordering::SeqCst);
+        if let Ok(mut h) = self.progress.shared.host.lock() {
+            *h = host.to_string();
+        }
+        self.progress.at("the start, after MPI_Init");
     }
 
     /// [`Watchdog::start`] with what to do at the end instead of leaving (for tests).
@@ -153,43 +290,64 @@ impl Watchdog {
                 ticks: AtomicU64::new(0),
                 place: Mutex::new("the start".into()),
                 code: AtomicI32::new(crate::Exit::Stalled.code()),
+                allowance_ms: AtomicU64::new(0),
+                limit_ms: AtomicU64::new(timeout.map_or(0, |t| millis(t).max(1))),
+                pulse_due: AtomicBool::new(false),
+                rank: AtomicI32::new(rank),
+                host: Mutex::new(host.to_string()),
             }),
         };
         let hook: Arc<Mutex<Option<Hook>>> = Arc::new(Mutex::new(None));
         let (stop, stopped) = mpsc::channel::<()>();
-        let thread = timeout.and_then(|timeout| {
+        // The standard error this process started with: the benchmark may hold fd 2 back
+        // while a pattern runs, and a STALL line must reach the terminal all the same.
+        let terminal = std::io::stderr()
+            .as_fd()
+            .try_clone_to_owned()
+            .ok()
+            .map(std::fs::File::from);
+        let thread = timeout.and_then(|_| {
             let watched = progress.clone();
             let hook = hook.clone();
-            let (program, host) = (program.to_string(), host.to_string());
+            let program = program.to_string();
             std::thread::Builder::new()
                 .name("watchdog".into())
                 .spawn(move || {
-                    let mut seen = watched.shared.ticks.load(Ordering::Relaxed);
+                    let shared = &watched.shared;
+                    let mut seen = shared.ticks.load(Ordering::Relaxed);
                     let mut since = Instant::now();
+                    let mut pulsed = Instant::now();
                     loop {
                         match stopped.recv_timeout(LOOK_EVERY) {
                             Err(RecvTimeoutError::Timeout) => {}
                             _ => return,
                         }
-                        let now = watched.shared.ticks.load(Ordering::Relaxed);
+                        let limit = Duration::from_millis(shared.limit_ms.load(Ordering::Relaxed));
+                        if pulsed.elapsed() >= (limit / 4).max(LOOK_EVERY) {
+                            shared.pulse_due.store(true, Ordering::Relaxed);
+                            pulsed = Instant::now();
+                        }
+                        let now = shared.ticks.load(Ordering::Relaxed);
                         if now != seen {
                             seen = now;
                             since = Instant::now();
                             continue;
                         }
-                        if since.elapsed() < timeout {
+                        let allowance =
+                            Duration::from_millis(shared.allowance_ms.load(Ordering::Relaxed));
+                        if since.elapsed() < limit.saturating_add(allowance) {
                             continue;
                         }
                         let stall = Stall {
                             program,
-                            rank,
-                            host,
+                            rank: shared.rank.load(Ordering::SeqCst),
+                            host: shared.host.lock().map(|h| h.clone()).unwrap_or_default(),
                             idle_s: since.elapsed().as_secs(),
                             place: watched.place(),
-                            code: watched.shared.code.load(Ordering::SeqCst),
+                            code: shared.code.load(Ordering::SeqCst),
                         };
                         // Said first: the hook may take seconds (files on a slow disk).
-                        outfile::eprintln!("{}", stall.line());
+                        say(terminal.as_ref(), &stall.line());
                         if let Ok(guard) = hook.lock() {
                             if let Some(h) = guard.as_ref() {
                                 h(&stall);
@@ -225,13 +383,21 @@ impl Watchdog {
     }
 
     /// The results are written and the run leaves with `code`: what is left is
-    /// `MPI_Finalize`. A finalize that does not return within the timeout ends the process
-    /// with `code` (the hook is not run again: the files are complete).
+    /// `MPI_Finalize`. A finalize that does not return within [`FINALIZE_BOUND`] (or the
+    /// timeout, when shorter) ends the process with `code` (the hook is not run again: the
+    /// files are complete).
     pub fn finalizing(&self, code: i32) {
         if let Ok(mut h) = self.hook.lock() {
             *h = None;
         }
-        self.progress.shared.code.store(code, Ordering::SeqCst);
+        let shared = &self.progress.shared;
+        shared.code.store(code, Ordering::SeqCst);
+        let limit = shared.limit_ms.load(Ordering::Relaxed);
+        if limit > 0 {
+            shared
+                .limit_ms
+                .store(limit.min(millis(FINALIZE_BOUND)), Ordering::Relaxed);
+        }
         self.progress
             .at("MPI_Finalize (the results were written before it)");
     }
@@ -248,6 +414,28 @@ impl Watchdog {
         if let Some(t) = self.thread.take() {
             let _ = t.join();
         }
+    }
+}
+
+/// The test hook: the launcher's rank this variable names stops itself (SIGSTOP) before
+/// `MPI_Init`, as a rank on a node that froze at start-up.
+pub const TEST_STOP_ENV: &str = "XYLEM_TEST_STOP_BEFORE_INIT";
+
+fn test_stop(rank: i32) {
+    if std::env::var(TEST_STOP_ENV)
+        .ok()
+        .and_then(|v| v.parse::<i32>().ok())
+        .is_some_and(|r| r == rank && r >= 0)
+    {
+        let _ = signal_hook::low_level::raise(signal_hook::consts::SIGSTOP);
+    }
+}
+
+/// Writes `line` on the standard error the process started with (else on today's).
+fn say(terminal: Option<&std::fs::File>, line: &str) {
+    let written = terminal.is_some_and(|mut t| t.write_all(format!("{line}\n").as_bytes()).is_ok());
+    if !written {
+        outfile::eprintln!("{line}");
     }
 }
 
@@ -335,5 +523,84 @@ mod tests {
         std::thread::sleep(Duration::from_millis(1200));
         drop(off);
         assert!(seen.lock().unwrap().is_empty());
+    }
+
+    /// Waits up to 30 s for a stall to be caught.
+    fn caught_within(seen: &Arc<Mutex<Vec<Stall>>>, limit: Duration) -> Option<Duration> {
+        let started = Instant::now();
+        while started.elapsed() < limit {
+            if !seen.lock().unwrap().is_empty() {
+                return Some(started.elapsed());
+            }
+            std::thread::sleep(Duration::from_millis(50));
+        }
+        None
+    }
+
+    #[test]
+    fn a_wait_with_an_allowance_is_not_a_stall_until_it_is_spent() {
+        let (seen, end) = caught();
+        let dog = Watchdog::start_with("b_eff_io", 2, "n3", Some(Duration::from_secs(1)), end);
+        let progress = dog.progress();
+        progress.wait("outside partition n=1", Duration::from_secs(2));
+        // 1 s of timeout and 2 s of allowance: nothing before 3 s, a stall soon after.
+        let after = caught_within(&seen, Duration::from_secs(30)).expect("a stall");
+        assert!(after >= Duration::from_millis(2900), "{after:?}");
+        assert!(seen.lock().unwrap()[0]
+            .line()
+            .contains("at outside partition n=1"));
+        // The next place ends the allowance.
+        let (seen, end) = caught();
+        let dog = Watchdog::start_with("b_eff_io", 2, "n3", Some(Duration::from_secs(1)), end);
+        dog.progress().wait("a long wait", Duration::from_secs(60));
+        dog.progress().at("a pattern");
+        let after = caught_within(&seen, Duration::from_secs(30)).expect("a stall");
+        assert!(after < Duration::from_secs(10), "{after:?}");
+    }
+
+    #[test]
+    fn pulses_fall_due_each_quarter_of_the_timeout_and_never_without_a_watchdog() {
+        let (_seen, end) = caught();
+        let dog = Watchdog::start_with("b_eff_io", 0, "n1", Some(Duration::from_secs(4)), end);
+        let progress = dog.progress();
+        let mut due = 0;
+        let until = Instant::now() + Duration::from_millis(3500);
+        while Instant::now() < until {
+            progress.tick();
+            due += usize::from(progress.pulse_due());
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        // Every second for 3.5 s: 3, taken once each.
+        assert!((2..=4).contains(&due), "{due}");
+        let (_seen, end) = caught();
+        let off = Watchdog::start_with("b_eff_io", 0, "n1", None, end);
+        std::thread::sleep(Duration::from_millis(1200));
+        assert!(!off.progress().pulse_due());
+        assert_eq!(off.progress().timeout(), None);
+    }
+
+    #[test]
+    fn finalize_is_bounded_below_a_long_timeout_and_a_rank_unknown_before_init_is_said() {
+        let (_seen, end) = caught();
+        let dog = Watchdog::start_with("sqmr", 0, "n1", Some(Duration::from_secs(300)), end);
+        assert_eq!(dog.progress().timeout(), Some(Duration::from_secs(300)));
+        dog.finalizing(4);
+        assert_eq!(dog.progress().timeout(), Some(FINALIZE_BOUND));
+        let (_seen, end) = caught();
+        let short = Watchdog::start_with("sqmr", 0, "n1", Some(Duration::from_secs(5)), end);
+        short.finalizing(0);
+        assert_eq!(short.progress().timeout(), Some(Duration::from_secs(5)));
+        let (seen, end) = caught();
+        let dog = Watchdog::start_with("sqmr", -1, "n4", Some(Duration::from_secs(1)), end);
+        dog.progress().at(AT_INIT);
+        caught_within(&seen, Duration::from_secs(30)).expect("a stall");
+        let line = seen.lock().unwrap()[0].line();
+        assert!(
+            line.starts_with("sqmr: STALL: a rank on n4 (its number not known yet)")
+                && line.contains("at MPI_Init, waiting for every rank"),
+            "{line}"
+        );
+        dog.identify(3, "n4.cluster");
+        assert_eq!(dog.progress().shared.rank.load(Ordering::SeqCst), 3);
     }
 }

@@ -1,8 +1,6 @@
 //! The `sqmr` binary: parse, select the networks, start MPI, run, and leave with the code
 //! every rank agreed on.
 
-use mpi::traits::Communicator;
-
 fn main() {
     // Before MPI or any file is opened: a closed standard stream is taken by /dev/null,
     // and a closed standard output makes every write to it an error (exit 1).
@@ -19,20 +17,13 @@ fn main() {
         Ok(o) => o.stall.timeout(),
         Err(_) => benchkit::stall::StallArgs::default().timeout(),
     };
-    let (mpi, network) = benchkit::start("sqmr", enable, disable);
+    // From here (before MPI_Init) a rank that makes no progress for the stall timeout
+    // ends the job; MPI_Finalize has a bound of its own.
+    let (mpi, network, watchdog) = benchkit::start("sqmr", enable, disable, stall);
     let world = mpi.world();
-    // From here a rank that makes no progress for the stall timeout ends the job, and
-    // MPI_Finalize is bounded by it too.
-    let watchdog = benchkit::watchdog::Watchdog::start(
-        "sqmr",
-        world.rank(),
-        &benchkit::processor_name(),
-        stall,
-    );
     let code = match sqmr::app::run(&world, options, network, &watchdog) {
         Ok(()) => 0,
         Err(agreed) => agreed.code,
     };
-    watchdog.finalizing(code);
-    mpi.exit(code)
+    benchkit::finish(mpi, watchdog, code)
 }

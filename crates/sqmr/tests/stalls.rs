@@ -2,7 +2,8 @@
 //! or a neighbour) ends the job with exit 6 within the stall timeout, naming the rank that
 //! noticed, its host and whom it waited for, the JSON keeping the sizes measured with
 //! `"complete": false` and the reason; a rank paused and continued leaves a complete run
-//! whose slow size is flagged; a healthy run under load flags nothing.
+//! whose slow size is flagged; a healthy run under load flags nothing; a rank that never
+//! reaches `MPI_Init` ends the job within the timeout, named by the rank waiting for it.
 
 mod common;
 
@@ -268,4 +269,37 @@ fn a_healthy_run_under_load_flags_nothing() {
     let doc = read(&json);
     assert_eq!(doc["warnings"].as_array().unwrap().len(), 0, "{doc}");
     assert!(!job.stderr.contains("anomaly"), "{}", job.stderr);
+}
+
+#[test]
+fn a_rank_frozen_before_mpi_init_ends_the_job_within_the_timeout() {
+    let job = mpitest::launch_with_env(
+        Installation::from_env(),
+        2,
+        Path::new(BIN),
+        &[
+            "--num_iters",
+            "5",
+            "--max_msgsize",
+            "8",
+            "--stall-timeout",
+            "3",
+        ],
+        &[(benchkit::watchdog::TEST_STOP_ENV, "1")],
+        Duration::from_secs(90),
+    );
+    assert!(!job.timed_out, "the job hung: {job:#?}");
+    assert_stalled_code(job.code, &job.stderr);
+    // Rank 0 waits inside MPI_Init (or, under a library whose MPI_Init does not wait for
+    // every rank, at the first step after it) and says so.
+    assert!(
+        job.stderr
+            .lines()
+            .any(|l| l.starts_with("sqmr: STALL: rank 0 on ")
+                && (l.contains("at MPI_Init, waiting for every rank of the job to start MPI")
+                    || l.contains("at the start, after MPI_Init"))),
+        "{}",
+        job.stderr
+    );
+    assert!(job.elapsed < Duration::from_secs(60), "{:?}", job.elapsed);
 }

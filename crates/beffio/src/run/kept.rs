@@ -45,6 +45,8 @@ pub(crate) struct Kept {
     wake: Condvar,
     /// Tells the writer to end.
     done: AtomicBool,
+    /// Whether the earlier `PREFIX.sum` and `.prot` were moved aside (at the first pattern).
+    earlier_kept: AtomicBool,
 }
 
 impl Kept {
@@ -62,6 +64,7 @@ impl Kept {
             pending: Mutex::new(false),
             wake: Condvar::new(),
             done: AtomicBool::new(false),
+            earlier_kept: AtomicBool::new(false),
         }
     }
 
@@ -84,7 +87,10 @@ impl Kept {
     }
 
     /// Rank 0, on the main thread: pattern `r` of the partition of `processes` (scheduled
-    /// `scheduled_s`) was measured under `access`; the writer makes a version of it.
+    /// `scheduled_s`) was measured under `access`; the writer makes a version of it. At
+    /// the first, the run has gone ahead: the earlier `PREFIX.sum` and `.prot` are moved
+    /// to their numbered names and said, here between two patterns (standard error is
+    /// held back during one), not on the writer's thread.
     pub fn pattern_done(
         &self,
         processes: usize,
@@ -92,6 +98,11 @@ impl Kept {
         access: Access,
         r: &PatternResult,
     ) {
+        if !self.earlier_kept.swap(true, Ordering::SeqCst) {
+            if let Some(outputs) = self.outputs.lock().ok().as_mut().and_then(|o| o.as_mut()) {
+                outputs.keep_earlier();
+            }
+        }
         if let Ok(mut current) = self.current.lock() {
             let u = current.get_or_insert_with(UnfinishedPartition::default);
             if u.processes != processes {
@@ -211,7 +222,9 @@ impl Kept {
         });
         let mut doc = report::json::document(&info, &finished, &reasons);
         doc.complete = false;
-        doc.stopped = stopped.map(str::to_string);
+        // Said in every version: one the run could not replace (the process killed, its
+        // node lost, a stall noticed on another rank) tells why it is incomplete.
+        doc.stopped = Some(stopped.unwrap_or(benchkit::stall::NOT_REPLACED).to_string());
         if stopped.is_some() {
             doc.mark_ended();
         }

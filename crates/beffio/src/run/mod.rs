@@ -157,10 +157,28 @@ pub(crate) fn broadcast_bytes_from(world: &SimpleCommunicator, from: i32, mine: 
 
 /// The text of the hints file `path` (`shown` names it), checked: a file that cannot be
 /// read, is not UTF-8 or has a bad line is an error naming it (and the line and field).
+/// It is read through the bounded reader: a regular file only (a FIFO, a device or a
+/// directory is refused at once, never waited on) of at most
+/// [`crate::hints::MAX_HINTS_FILE_BYTES`].
 fn read_hints_file(path: &Path, shown: &str) -> Result<String, HintsFileError> {
-    let bytes = std::fs::read(path).map_err(|e| HintsFileError::Unreadable {
-        path: shown.to_string(),
-        cause: rundir::cause(&e),
+    use outfile::input::InputError;
+    let cap = crate::hints::MAX_HINTS_FILE_BYTES;
+    let bytes = outfile::input::read(path, cap).map_err(|e| {
+        let cause = match &e {
+            InputError::NotRegular { kind, .. } => {
+                format!("it is {kind}, not a regular file; give the path of a regular file")
+            }
+            InputError::TooLarge { cap, .. } => format!(
+                "it holds more than the {cap} bytes ({} MiB) a hints file may hold (a hints \
+                 file is a few lines); is this the right file?",
+                cap >> 20
+            ),
+            InputError::Io { error, .. } => rundir::cause(error),
+        };
+        HintsFileError::Unreadable {
+            path: shown.to_string(),
+            cause,
+        }
     })?;
     let text = String::from_utf8(bytes).map_err(|e| {
         let good = &e.as_bytes()[..e.utf8_error().valid_up_to()];
@@ -182,7 +200,9 @@ fn load_hints(world: &SimpleCommunicator, opts: &Options) -> Result<Hints, Agree
     let Some(path) = &opts.hints_file else {
         return Ok(Hints { global, file: None });
     };
-    let shown = path.display().to_string();
+    // Shown in messages, the header and the files: a name with a control character is
+    // shown with it visibly escaped.
+    let shown = outfile::shown::path(path);
     let usage = |e: HintsFileError| {
         benchkit::Failure::new(Exit::Usage.code(), format!("b_eff_io: error: {e}"))
     };
@@ -298,6 +318,13 @@ fn run_checked(
         kept: &kept,
     };
     let outcome = measure(world, opts, &mut info, &dir, &watch, signal);
+    // Rank 0 removes the run directory and writes every output file (syncing each) while
+    // the others wait for it: that step may take one timeout more than the timeout.
+    let progress = watchdog.progress();
+    progress.wait(
+        "the end of the run (rank 0 removes the run directory and writes the output files)",
+        progress.timeout().unwrap_or_default(),
+    );
     world.barrier();
     if rank == 0 {
         let d = &held;
@@ -524,6 +551,11 @@ fn run_partitions(
     let n = world.size() as usize;
     let total = run_time(opts.time, parts, n);
     let progress = progress::Progress::new(rank == 0, total);
+    // The ranks outside a partition wait for it; its rank 0 (the world's) tells them it
+    // still works, so that a long partition is not their stall.
+    let heartbeat = benchkit::heartbeat::Heartbeat::new(world);
+    let root_host =
+        String::from_utf8_lossy(&broadcast_bytes(world, info.host.as_bytes())).into_owned();
     let mut results = Vec::new();
     for (i, &size) in parts.iter().enumerate() {
         let color = if rank < size {
@@ -531,6 +563,11 @@ fn run_partitions(
         } else {
             Color::undefined()
         };
+        let waiting = size as i32..n as i32;
+        if rank == 0 && !waiting.is_empty() {
+            // Connections made before any timed window.
+            heartbeat.pulse(waiting.clone());
+        }
         // Ranks outside the partition have no result and no failure of their own.
         let outcome = world.split_by_color(color).map(|comm| {
             // Relative: the working directory is the run directory.
@@ -570,11 +607,29 @@ fn run_partitions(
                 progress: progress.clone(),
                 watch: watch.progress.clone(),
                 on_pattern: &keep_pattern,
+                beacon: (rank == 0 && !waiting.is_empty()).then(|| partition::Beacon {
+                    heartbeat: &heartbeat,
+                    to: waiting.clone(),
+                }),
             };
             partition::PartitionRun::new(setup, feedback, opts.posix_baseline)
                 .run(opts.drop_cache, opts.sabotage())
         });
-        // Ranks outside the partition wait here; a failure inside reaches everyone.
+        if outcome.is_none() {
+            // Outside: rank 0's pulses are this rank's progress until it says the
+            // partition is over (whether it ended well or not).
+            watch.progress.wait(
+                format!(
+                    "outside partition n={size}, waiting for it (rank 0 on {root_host} \
+                     tells its progress)"
+                ),
+                benchkit::heartbeat::listening_allowance(&watch.progress),
+            );
+            heartbeat.listen(0, &watch.progress);
+        } else if rank == 0 && !waiting.is_empty() {
+            heartbeat.done(waiting.clone());
+        }
+        // A failure inside reaches everyone.
         watch.progress.at(format!(
             "the end of partition n={size}, waiting for every rank"
         ));

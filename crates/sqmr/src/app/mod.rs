@@ -195,14 +195,24 @@ impl Results {
 
     /// Writes the document's next version to the `--json` and `--csv` files.
     fn write_files(&mut self) -> Result<(), Failure> {
-        let Some(doc) = &self.document else {
+        let Some(doc) = &mut self.document else {
             return Ok(());
         };
+        // A version the run may not live to replace says so.
+        let going_on = !doc.complete && doc.stopped.is_none();
+        if going_on {
+            doc.stopped = Some(benchkit::stall::NOT_REPLACED.to_string());
+        }
         let repeats = self.repeats;
-        write_output(&mut self.json, || doc.to_json()).and_then(|()| {
-            let run = benchkit::provenance::csv_fields(doc.provenance.as_ref());
-            write_output(&mut self.csv, || csv::render(&doc.sizes, repeats, &run))
-        })
+        let doc_ref = &*doc;
+        let written = write_output(&mut self.json, || doc_ref.to_json()).and_then(|()| {
+            let run = benchkit::provenance::csv_fields(doc_ref.provenance.as_ref());
+            write_output(&mut self.csv, || csv::render(&doc_ref.sizes, repeats, &run))
+        });
+        if going_on {
+            doc.stopped = None;
+        }
+        written
     }
 
     /// Adds a measured size: the files first, which keep it even if the table cannot be

@@ -208,12 +208,22 @@ impl ScanResults {
     }
 
     fn write(&mut self) -> Result<(), Failure> {
-        let Some(doc) = &self.document else {
+        let Some(doc) = &mut self.document else {
             return Ok(());
         };
-        write_output(&mut self.json, || {
-            serde_json::to_string_pretty(doc).expect("a scan document serializes") + "\n"
-        })
+        // A version the scan may not live to replace says so.
+        let going_on = !doc.complete && doc.stopped.is_none();
+        if going_on {
+            doc.stopped = Some(benchkit::stall::NOT_REPLACED.to_string());
+        }
+        let doc_ref = &*doc;
+        let written = write_output(&mut self.json, || {
+            serde_json::to_string_pretty(doc_ref).expect("a scan document serializes") + "\n"
+        });
+        if going_on {
+            doc.stopped = None;
+        }
+        written
     }
 
     /// The pairs so far, without a verdict: the file's next version.

@@ -93,12 +93,23 @@ impl<'a> Scanner<'a> {
             let k_pairs = self.nodes[a].len().min(self.nodes[b].len());
             (self.local < k_pairs).then(|| (self.nodes[other][self.local], a == me, other))
         });
-        if let (Some(p), Some((peer, _, other))) = (&self.progress, partner) {
-            p.at(format!(
-                "scan round {}, exchanging with rank {peer} on {}",
-                round + 1,
-                self.node_name(other)
-            ));
+        // Every rank may wait in this round for the pairs still measuring (it sits the
+        // round out, or its pair was faster): the round's planned length, each of its two
+        // measurements allowed twice its time, is no stall.
+        let allowance = std::time::Duration::from_secs_f64(4.0 * self.settings.seconds);
+        if let Some(p) = &self.progress {
+            let place = match partner {
+                Some((peer, _, other)) => format!(
+                    "scan round {}, exchanging with rank {peer} on {}",
+                    round + 1,
+                    self.node_name(other)
+                ),
+                None => format!(
+                    "scan round {}, sitting it out (waiting for the pairs that measure)",
+                    round + 1
+                ),
+            };
+            p.wait(place, allowance);
         }
         self.quiet_barrier();
         let small = partner.map(|(peer, lower, _)| {
@@ -161,21 +172,7 @@ impl<'a> Scanner<'a> {
     /// first, leave the processor to the ranks still measuring (on a node with more ranks
     /// than cores, a spinning idle rank slows the pairs it waits for).
     fn quiet_barrier(&self) {
-        let mut request = self.world.immediate_barrier();
-        loop {
-            match request.test() {
-                Ok(_) => break,
-                Err(pending) => request = pending,
-            }
-            std::thread::sleep(std::time::Duration::from_micros(200));
-        }
-        self.tick();
-    }
-
-    fn tick(&self) {
-        if let Some(p) = &self.progress {
-            p.tick();
-        }
+        benchkit::heartbeat::quiet_barrier(self.world, self.progress.as_ref());
     }
 
     /// Exchanges windows of `size`-byte messages with `peer` for the settings' time;

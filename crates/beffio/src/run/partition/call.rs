@@ -39,6 +39,7 @@ impl PartitionRun<'_> {
         tally: &mut Tally,
     ) {
         self.feedback.watch.tick();
+        self.pulse_if_due();
         let stopped = tally.first_error.is_some() || self.signal() != 0;
         if stopped && !collective {
             tally.done += 1;

@@ -54,6 +54,13 @@ impl PartitionRun<'_> {
         failure: Option<String>,
     ) -> Result<Ended, Stopped> {
         let writes = access != Access::Read;
+        // From here this rank may wait for slower ones (the agreement, the sync, the
+        // barrier): as long as it took itself is no stall, a peer half as fast is healthy.
+        self.feedback
+            .watch
+            .allow(std::time::Duration::from_secs_f64(
+                (mpi::time() - t0).max(0.0),
+            ));
         // Every rank learns of a failure on any rank before the sync, a collective call
         // that a failing rank would otherwise skip while the others wait in it.
         let full = writes && no_free_block(&self.setup.dir);

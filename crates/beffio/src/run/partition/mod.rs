@@ -76,6 +76,24 @@ pub struct Feedback<'a> {
     pub watch: benchkit::watchdog::Progress,
     /// Called with each pattern measured (the run keeps it at once).
     pub on_pattern: &'a dyn Fn(Access, &PatternResult),
+    /// On the partition's rank 0 when ranks outside it wait: where their pulses go
+    /// (sent when the watchdog says one is due, between calls).
+    pub beacon: Option<Beacon<'a>>,
+}
+
+/// The ranks outside a partition, waiting for it, and the heartbeat that reaches them.
+pub struct Beacon<'a> {
+    /// The world's heartbeat.
+    pub heartbeat: &'a benchkit::heartbeat::Heartbeat,
+    /// The waiting ranks (world ranks).
+    pub to: std::ops::Range<i32>,
+}
+
+impl Beacon<'_> {
+    /// A pulse to every waiting rank.
+    pub fn pulse(&self) {
+        self.heartbeat.pulse(self.to.clone());
+    }
 }
 
 /// One partition's run: its setup, its feedback, and what it holds while it runs.
@@ -172,6 +190,17 @@ impl<'a> PartitionRun<'a> {
 
     fn rank(&self) -> usize {
         self.setup.comm.rank() as usize
+    }
+
+    /// A pulse to the ranks waiting outside the partition, when the watchdog says one is
+    /// due (a load and a branch otherwise; nothing on ranks without a beacon).
+    #[inline]
+    fn pulse_if_due(&self) {
+        if let Some(beacon) = &self.feedback.beacon {
+            if self.feedback.watch.pulse_due() {
+                beacon.pulse();
+            }
+        }
     }
 
     fn n(&self) -> u64 {
@@ -301,6 +330,7 @@ impl<'a> PartitionRun<'a> {
         self.feedback
             .watch
             .at(format!("partition n={}, {}", self.n(), context(access, &p)));
+        self.pulse_if_due();
         // The library's own lines on standard error wait until the pattern is over.
         let quiet =
             super::quiet::Capture::start(format!("rank {}, {}", self.rank(), context(access, &p)));
