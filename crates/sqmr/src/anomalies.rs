@@ -3,15 +3,21 @@
 //! JSON's `warnings`, a `*` on its row), never folded into the table as if it were the
 //! network's rate.
 //!
-//! The rule: a size is flagged when its average rate is below a fifth ([`FACTOR`]) of the
-//! lower of its neighbours' rates (the sizes before and after it, as far as they are
-//! measured) and it took at least [`MIN_EXCESS_S`] longer than it would have at that
-//! rate; or, once both its neighbours are measured, below 1/[`LONG_FACTOR`] of the lower
-//! and at least [`LONG_EXCESS_S`] longer (a pause of 10 s in a loop of 6 s: the rate falls
-//! only to about 40 %; judged against one neighbour alone, a bandwidth-bound size is
-//! itself at half the rate of the one before). A doubling of the
-//! message size at most halves a healthy rate (the bandwidth bound), and a loop of a few
-//! milliseconds disturbed by the machine's load cannot add a second.
+//! The reference of a size is the least rate its healthy neighbours allow it: a larger
+//! message never runs at a higher rate than a smaller one (the size after it is a floor),
+//! and a larger message at most lowers the rate in proportion to its size (the bandwidth
+//! bound: the size before it, scaled by the ratio of the sizes, is a floor too); the
+//! higher of the two floors is the reference. Neighbours that are flagged themselves are
+//! passed over for the next healthy size on that side, so that two or more slowed sizes
+//! side by side do not shield each other (the judgement is made again until no more
+//! sizes are flagged).
+//!
+//! The rule: a size is flagged when its average rate is below a fifth ([`FACTOR`]) of its
+//! reference and it took at least [`MIN_EXCESS_S`] longer than it would have at that
+//! rate; or, once it has healthy neighbours on both sides, below 1/[`LONG_FACTOR`] of the
+//! reference and at least [`LONG_EXCESS_S`] longer (a pause of 10 s in a loop of 6 s: the
+//! rate falls only to about 40 %). A loop of a few milliseconds disturbed by the machine's
+//! load cannot add a second.
 //!
 //! A stall outside the timed loops (in the warm-up or a barrier) leaves the rates as they
 //! were but the size's wall time long: a size is also flagged when the time it spent
@@ -32,22 +38,53 @@ pub const LONG_FACTOR: f64 = 2.0;
 /// The least excess time of a size flagged by [`LONG_FACTOR`], in seconds.
 pub const LONG_EXCESS_S: f64 = 5.0;
 
-/// The anomalies among `sizes` (in the order measured), judging each size against the
-/// neighbours measured so far.
+/// The anomalies among `sizes` (in the order measured, by growing message size), judging
+/// each size against its healthy neighbours measured so far.
 pub fn judge(sizes: &[SizeResult]) -> Vec<Anomaly> {
-    (0..sizes.len())
-        .filter_map(|i| {
-            let neighbours: Vec<f64> = [i.checked_sub(1), Some(i + 1)]
-                .into_iter()
-                .flatten()
-                .filter_map(|j| sizes.get(j))
-                .map(|s| s.rates.average.msgs_per_s)
-                .filter(|r| r.is_finite() && *r > 0.0)
-                .collect();
-            let reference = neighbours.iter().copied().fold(f64::INFINITY, f64::min);
-            anomaly(&sizes[i], reference, neighbours.len() == 2).or_else(|| untimed(&sizes[i]))
-        })
+    let mut slow: Vec<Option<Anomaly>> = vec![None; sizes.len()];
+    // Each pass may unshield a size whose neighbour the last pass flagged.
+    loop {
+        let flagged: Vec<bool> = slow.iter().map(Option::is_some).collect();
+        let mut changed = false;
+        for i in 0..sizes.len() {
+            if flagged[i] {
+                continue;
+            }
+            let healthy = |j: &usize| !flagged[*j] && usable(&sizes[*j]);
+            let before = (0..i).rev().find(healthy);
+            let after = (i + 1..sizes.len()).find(healthy);
+            let floors = [
+                before.map(|j| bandwidth_floor(&sizes[j], &sizes[i])),
+                after.map(|j| sizes[j].rates.average.msgs_per_s),
+            ];
+            let reference = floors.iter().flatten().copied().fold(f64::NAN, f64::max);
+            let both_sides = floors.iter().all(Option::is_some);
+            if let Some(a) = anomaly(&sizes[i], reference, both_sides) {
+                slow[i] = Some(a);
+                changed = true;
+            }
+        }
+        if !changed {
+            break;
+        }
+    }
+    slow.into_iter()
+        .zip(sizes)
+        .filter_map(|(a, size)| a.or_else(|| untimed(size)))
         .collect()
+}
+
+/// Whether a size's rate can serve as a neighbour's reference.
+fn usable(size: &SizeResult) -> bool {
+    let r = size.rates.average.msgs_per_s;
+    r.is_finite() && r > 0.0
+}
+
+/// The least rate a healthy `size` can have after the smaller `before`: its rate scaled
+/// by the ratio of the message sizes (the bandwidth bound; 0 B counts as 1 B).
+fn bandwidth_floor(before: &SizeResult, size: &SizeResult) -> f64 {
+    let ratio = before.msgsize.max(1) as f64 / size.msgsize.max(1) as f64;
+    before.rates.average.msgs_per_s * ratio.min(1.0)
 }
 
 /// A size whose time outside its timed loops (warm-up, barriers) is far longer than its
@@ -97,8 +134,8 @@ fn anomaly(size: &SizeResult, reference: f64, both_sides: bool) -> Option<Anomal
         return None;
     }
     let message = format!(
-        "anomaly: message size {} B ran at {:.0} msgs/s, 1/{:.1} of its neighbours' {:.0} \
-         msgs/s: its timed loop took {:.1} s where about {:.2} s were expected (a stall that \
+        "anomaly: message size {} B ran at {:.0} msgs/s, 1/{:.1} of the {:.0} msgs/s its \
+         healthy neighbours allow it: its timed loop took {:.1} s where about {:.2} s were expected (a stall that \
          recovered, or a link that came back?); the row is marked '*'",
         size.msgsize,
         rate,
@@ -167,7 +204,9 @@ mod tests {
         assert_eq!(found.len(), 1, "{found:?}");
         assert_eq!(found[0].msgsize, 1);
         assert!(
-            found[0].message.contains("1/65.8 of its neighbours"),
+            found[0]
+                .message
+                .contains("1/121.3 of the 420000 msgs/s its healthy neighbours"),
             "{}",
             found[0].message
         );
@@ -218,5 +257,25 @@ mod tests {
         few.iters = 1;
         few.wall_s = Some(0.6);
         assert!(judge(&[few]).is_empty());
+    }
+
+    #[test]
+    fn slowed_sizes_side_by_side_do_not_shield_each_other() {
+        // Two and three adjacent sizes each paused 4 s: each judged against its slowed
+        // neighbour alone looked healthy.
+        let healthy = |k: u32| size(1 << k, 1_000_000.0 / f64::from(1 << k), 0.5);
+        for slowed in [2usize, 3] {
+            let mut run: Vec<SizeResult> = (0..8).map(healthy).collect();
+            for (k, s) in run.iter_mut().enumerate().skip(3).take(slowed) {
+                // 0.5 s of loop plus a 4 s pause.
+                *s = size(1 << k, 1_000_000.0 / f64::from(1 << k) * 0.5 / 4.5, 4.5);
+            }
+            let found: Vec<u64> = judge(&run).iter().map(|a| a.msgsize).collect();
+            let expected: Vec<u64> = (3..3 + slowed).map(|k| 1u64 << k).collect();
+            assert_eq!(found, expected, "{slowed} slowed sizes");
+        }
+        // The same pause spread evenly over a healthy bandwidth-bound run flags nothing.
+        let even: Vec<SizeResult> = (0..8).map(healthy).collect();
+        assert!(judge(&even).is_empty());
     }
 }

@@ -258,7 +258,8 @@ pub struct Anomaly {
     pub msgsize: u64,
     /// Its average rate, messages per second.
     pub msgs_per_s: f64,
-    /// The rate it was compared with: the lower of its neighbours' rates.
+    /// The rate it was compared with: the least its healthy neighbours allow it (the
+    /// higher of the next size's rate and the last size's scaled by the ratio of the sizes).
     pub reference_msgs_per_s: f64,
     /// The size's wall time, in seconds.
     pub seconds: f64,
