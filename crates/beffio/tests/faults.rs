@@ -296,8 +296,15 @@ fn dead_pid() -> u32 {
     pid
 }
 
+/// A marker in the `key=value` form of earlier releases, with the PID namespace this
+/// release records (without it, only the host's initial PID namespace can judge it).
 fn marker(pid: u32) -> String {
-    format!("b_eff_io run directory\npid={pid}\nhost={}\n", host_name())
+    use std::os::unix::fs::MetadataExt;
+    let ns = std::fs::metadata("/proc/self/ns/pid").unwrap().ino();
+    format!(
+        "b_eff_io run directory\npid={pid}\nhost={}\npid_ns={ns}\n",
+        host_name()
+    )
 }
 
 /// A directory named like a run directory, with 1 MiB in it and, if given, a marker.

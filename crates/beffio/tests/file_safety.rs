@@ -1,8 +1,9 @@
 //! `b_eff_io` in a `--path` and an output folder that a hostile user can write to, as root
 //! runs it: links planted at the names a writer used to derive from its PID, a fake owner
 //! marker in the folder given to `--clean`, the run directory renamed away mid-run and
-//! replaced by a link, and every file the job creates in the folder traced with
-//! `strace -f`. The victim's files must be byte-identical afterwards.
+//! replaced by a link, every file the job creates in the folder traced with
+//! `strace -f`, and another user swapping names while root's `--clean` removes. The
+//! victim's files must be byte-identical afterwards.
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
@@ -182,4 +183,193 @@ fn a_run_directory_swapped_for_a_link_mid_run_does_not_redirect_the_clean_up() {
     let left: Vec<_> = std::fs::read_dir(&moved).unwrap().flatten().collect();
     assert!(left.is_empty(), "{left:?}\n{stderr}");
     eprintln!("exit {status:?}; victim checksum {}", victim.checksum());
+}
+
+/// The user the racer acts as: `nobody`.
+const NOBODY: u32 = 65534;
+/// The third user whose folder the racer moves: neither root nor the racer.
+const THIRD: u32 = 4243;
+
+/// Makes this thread (only) user `uid`, group `uid`, with no supplementary groups: the
+/// kernel's credentials are per thread, so the rest of the test process stays root.
+fn become_user(uid: u32) {
+    use rustix::process::{Gid, Uid};
+    rustix::thread::set_thread_groups(&[]).unwrap();
+    rustix::thread::set_thread_res_gid(Gid::from_raw(uid), Gid::from_raw(uid), Gid::from_raw(uid))
+        .unwrap();
+    rustix::thread::set_thread_res_uid(Uid::from_raw(uid), Uid::from_raw(uid), Uid::from_raw(uid))
+        .unwrap();
+}
+
+/// A run directory `base/name` of user `nobody` left by a dead process: a valid marker
+/// (as this release writes it) and `files` empty files, 1000 to a subfolder.
+fn left_behind(base: &Path, name: &str, dead: u32, files: usize) {
+    let dir = base.join(name);
+    std::fs::create_dir(&dir).unwrap();
+    for i in 0..files {
+        let sub = dir.join(format!("p0.n{}", i / 1000));
+        if i % 1000 == 0 {
+            std::fs::create_dir(&sub).unwrap();
+        }
+        std::fs::File::create(sub.join(format!("f{i}"))).unwrap();
+    }
+    let holder = outfile::Holder {
+        pid: dead,
+        process_start: None,
+        ..outfile::Holder::this_process()
+    };
+    assert_eq!(holder.uid, Some(NOBODY));
+    std::fs::write(
+        dir.join(OWNER_FILE),
+        holder.render(beffio::run::rundir::OWNER_HEADER, None),
+    )
+    .unwrap();
+}
+
+/// What the racer saw: whether it swapped the names, and when after waking.
+#[derive(Debug)]
+enum Race {
+    Swapped,
+    TooLate(String),
+}
+
+/// The racer, as `nobody`: makes two run directories in `base` (the first of 100,000
+/// files), waits until `--clean` opens the first one's marker (inotify), then renames
+/// that run directory away and the third user's folder `victim` to its name.
+fn racer(base: PathBuf, victim: PathBuf, dead: u32, ready: std::sync::mpsc::Sender<()>) -> Race {
+    use rustix::fs::inotify;
+    become_user(NOBODY);
+    let (big, small) = ("b_eff_io.20200101T000000.1", "b_eff_io.20200101T000000.2");
+    left_behind(&base, big, dead, 100_000);
+    left_behind(&base, small, dead, 10);
+    let watch = inotify::init(inotify::CreateFlags::CLOEXEC).unwrap();
+    inotify::add_watch(
+        &watch,
+        base.join(big).join(OWNER_FILE),
+        inotify::WatchFlags::OPEN,
+    )
+    .unwrap();
+    ready.send(()).unwrap();
+    let mut fds = [rustix::event::PollFd::new(
+        &watch,
+        rustix::event::PollFlags::IN,
+    )];
+    let limit = rustix::event::Timespec {
+        tv_sec: 60,
+        tv_nsec: 0,
+    };
+    if rustix::event::poll(&mut fds, Some(&limit)).unwrap() == 0 {
+        return Race::TooLate("--clean never opened the marker".into());
+    }
+    if let Err(e) = std::fs::rename(base.join(big), base.join("moved-away")) {
+        return Race::TooLate(format!("renaming the run directory away: {e}"));
+    }
+    match std::fs::rename(&victim, base.join(big)) {
+        Ok(()) => Race::Swapped,
+        Err(e) => Race::TooLate(format!("renaming the victim in: {e}")),
+    }
+}
+
+#[test]
+fn clean_removes_only_what_it_examined_while_another_user_swaps_names() {
+    if !mpitest::hostile::is_root() {
+        return mpitest::unavailable("the race of --clean needs root, and a second user");
+    }
+    // On a tmpfs where there is one (/dev/shm): 100,000 files are made in a second or
+    // two there, and in a minute on some disks.
+    let shm = Path::new("/dev/shm");
+    let tmp = if shm.is_dir() {
+        tempfile::tempdir_in(shm)
+    } else {
+        tempfile::tempdir()
+    }
+    .unwrap();
+    use std::os::unix::fs::{chown, PermissionsExt};
+    let mode =
+        |p: &Path, m: u32| std::fs::set_permissions(p, std::fs::Permissions::from_mode(m)).unwrap();
+    mode(tmp.path(), 0o755);
+    let started = Instant::now();
+    let mut swapped = 0;
+    for round in 0..3 {
+        // The shared folder (sticky, as /tmp), and a project folder where the third
+        // user's folder is (anyone may rename in it, as in a group's folder).
+        let base = tmp.path().join(format!("shared{round}"));
+        let project = tmp.path().join(format!("project{round}"));
+        for dir in [&base, &project] {
+            std::fs::create_dir(dir).unwrap();
+        }
+        mode(&base, 0o1777);
+        mode(&project, 0o777);
+        let victim = Victim::new(&project);
+        for p in [
+            victim.dir.clone(),
+            victim.dir.join("sub"),
+            victim.file(),
+            victim.dir.join("sub/data"),
+        ] {
+            chown(&p, Some(THIRD), Some(THIRD)).unwrap();
+        }
+        mode(&victim.dir, 0o777);
+        let dead = {
+            let mut child = Command::new("true").spawn().unwrap();
+            let pid = child.id();
+            child.wait().unwrap();
+            pid
+        };
+        let (tx, rx) = std::sync::mpsc::channel();
+        let racer = {
+            let (base, victim) = (base.clone(), victim.dir.clone());
+            std::thread::spawn(move || racer(base, victim, dead, tx))
+        };
+        rx.recv_timeout(Duration::from_secs(60))
+            .expect("the racer did not set up");
+        let out = Command::new("timeout")
+            .args(["-k", "5", "120", BIN, "--clean"])
+            .arg(&base)
+            .stdin(Stdio::null())
+            .output()
+            .unwrap();
+        let race = racer.join().unwrap();
+        let stdout = String::from_utf8_lossy(&out.stdout);
+        let big = base.join("b_eff_io.20200101T000000.1");
+        let small = base.join("b_eff_io.20200101T000000.2");
+        let line = |dir: &Path| {
+            stdout
+                .lines()
+                .find(|l| l.contains(&format!("'{}'", dir.display())))
+                .unwrap_or_else(|| panic!("{} not named in\n{stdout}", dir.display()))
+                .to_string()
+        };
+        eprintln!("round {round}: {race:?}\n{stdout}");
+        if let Race::TooLate(why) = &race {
+            // Nothing was swapped in time: an ordinary clean-up.
+            assert!(line(&big).contains("removed"), "{why}: {out:?}");
+        } else {
+            swapped += 1;
+            // The third user's folder is under the run directory's name: --clean says
+            // so, keeps it, and exits 1.
+            assert!(
+                line(&big).starts_with("b_eff_io: --clean: kept")
+                    && line(&big).contains("replaced during --clean")
+                    && line(&big).contains(&format!("a directory of user {THIRD}")),
+                "{out:?}"
+            );
+            assert_eq!(out.status.code(), Some(1), "{out:?}");
+            std::fs::rename(&big, &victim.dir).unwrap();
+            // The run directory it examined, renamed away, is emptied.
+            let left = mpitest::dir_entries(&base.join("moved-away"));
+            assert!(left.is_empty(), "{left:?}");
+        }
+        victim.assert_untouched();
+        assert!(line(&small).contains("removed"), "{out:?}");
+        assert!(!small.exists());
+    }
+    eprintln!(
+        "{swapped} of 3 rounds swapped the names mid-removal, in {:.1} s",
+        started.elapsed().as_secs_f64()
+    );
+    assert!(
+        swapped >= 2,
+        "the racer swapped the names in {swapped} of 3 rounds only: the race was not run"
+    );
 }

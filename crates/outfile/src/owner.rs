@@ -40,6 +40,11 @@ pub struct Holder {
     pub process_start: Option<u64>,
     /// Its effective user id.
     pub uid: Option<u32>,
+    /// The inode number of its PID namespace (`/proc/self/ns/pid`): its `pid` is a
+    /// process id of that namespace, and a process of another namespace (a container on
+    /// the same host) cannot look it up by that number. `None` in the markers of earlier
+    /// releases.
+    pub pid_ns: Option<u64>,
     /// Seconds between renewals of its lease, when it renews one (reservations).
     pub lease_s: Option<u64>,
     /// The name of its temporary file beside the marker, if it writes one.
@@ -76,6 +81,7 @@ impl Holder {
             boot_id: boot_id(),
             process_start: process_start(pid),
             uid: Some(crate::safedir::euid()),
+            pid_ns: pid_namespace("self"),
             lease_s: None,
             temp: None,
             kept: None,
@@ -102,6 +108,7 @@ impl Holder {
             ("boot_id", self.boot_id.clone()),
             ("process_start", self.process_start.map(|v| v.to_string())),
             ("uid", self.uid.map(|v| v.to_string())),
+            ("pid_ns", self.pid_ns.map(|v| v.to_string())),
             ("lease", self.lease_s.map(|v| v.to_string())),
             ("temp", self.temp.clone()),
             ("kept", self.kept.clone()),
@@ -126,6 +133,7 @@ impl Holder {
             boot_id: None,
             process_start: None,
             uid: None,
+            pid_ns: None,
             lease_s: None,
             temp: None,
             kept: None,
@@ -165,6 +173,7 @@ impl Holder {
                             .map_err(|_| format!("'uid' is not a user id: '{value}'"))?,
                     )
                 }
+                "pid_ns" => holder.pid_ns = Some(number(value)?),
                 "lease" => holder.lease_s = Some(number(value)?),
                 "temp" => holder.temp = Some(value.to_string()),
                 "kept" => holder.kept = Some(value.to_string()),
@@ -214,25 +223,82 @@ impl Holder {
     }
 
     /// Whether it still runs, as far as this process can tell.
+    ///
+    /// A process is looked up by its number in `/proc`, which only works from its own
+    /// PID namespace: from another one (a container on the same host, or the host for a
+    /// process in a container) the same number names another process or none. So:
+    ///
+    /// - another host, or no `/proc` of this process's namespace: it cannot tell;
+    /// - another boot id: gone (the host restarted; this holds across namespaces);
+    /// - the marker names this process's PID namespace: gone when no process has its
+    ///   number, or the one that has it is a zombie or started at another time;
+    /// - the marker names another namespace, or none (an earlier release's marker): it
+    ///   runs if a process with its number and start time is visible here; else, from the
+    ///   host's initial PID namespace, which sees the processes of every namespace with
+    ///   their numbers in their own (`NSpid` in `/proc/N/status`), it is gone only when
+    ///   no process of any namespace has its number there and its start time; from any
+    ///   other namespace this process cannot tell.
     pub fn liveness(&self) -> Liveness {
-        if self.host != this_host() {
+        self.liveness_in(&View::here())
+    }
+
+    fn liveness_in(&self, view: &View) -> Liveness {
+        if self.host != view.host {
             return Liveness::Unknown(format!(
                 "{} is another host than this one ({}), where this process cannot look",
-                self.host,
-                this_host()
+                self.host, view.host
             ));
         }
-        if !std::path::Path::new("/proc/self").exists() {
-            return Liveness::Unknown("there is no /proc here to look for it".into());
+        if !view.proc_ok {
+            return Liveness::Unknown(
+                "there is no /proc here that shows this process's own PID namespace, to look \
+                 for it"
+                    .into(),
+            );
         }
-        if let (Some(then), Some(now)) = (&self.boot_id, boot_id()) {
-            if *then != now {
+        if let (Some(then), Some(now)) = (&self.boot_id, &view.boot_id) {
+            if then != now {
                 return Liveness::Gone(format!(
                     "{} has restarted since process {} made it",
                     self.host, self.pid
                 ));
             }
         }
+        let here = self.in_this_namespace();
+        let same_namespace = self.pid_ns.is_some() && self.pid_ns == view.pid_ns;
+        if same_namespace || matches!(here, Liveness::Alive) {
+            return here;
+        }
+        let (pid, host) = (self.pid, &self.host);
+        if view.pid_ns == Some(INITIAL_PID_NS) {
+            return match self.in_any_namespace() {
+                Some(_) => Liveness::Alive,
+                None => Liveness::Gone(format!(
+                    "no process {pid} runs on {host} in any PID namespace{}",
+                    if self.process_start.is_some() {
+                        " (with its start time)"
+                    } else {
+                        ""
+                    }
+                )),
+            };
+        }
+        let theirs = match self.pid_ns {
+            Some(ns) => format!("PID namespace pid:[{ns}]"),
+            None => "a PID namespace its marker does not name (an earlier release's)".into(),
+        };
+        let mine = view
+            .pid_ns
+            .map_or("unknown".into(), |ns| format!("pid:[{ns}]"));
+        Liveness::Unknown(format!(
+            "process {pid} ran in {theirs}, and this process (in PID namespace {mine}, not \
+             the host's initial one) cannot see the processes of other namespaces; look \
+             from the namespace of that run, or from the host's"
+        ))
+    }
+
+    /// [`Holder::liveness`] for a process of this process's PID namespace.
+    fn in_this_namespace(&self) -> Liveness {
         let (pid, host) = (self.pid, &self.host);
         match std::fs::read_to_string(format!("/proc/{pid}/stat")) {
             Err(e) if e.kind() == ErrorKind::NotFound => {
@@ -252,6 +318,87 @@ impl Holder {
             },
         }
     }
+
+    /// From the host's initial PID namespace: the process of any namespace whose number
+    /// in its own namespace is the holder's, with its start time (and its namespace, where
+    /// this process may read it), as its number here; `None` when there is none. A process whose
+    /// entry cannot be read counts as a match: the answer errs towards "it runs".
+    fn in_any_namespace(&self) -> Option<u32> {
+        let entries = std::fs::read_dir("/proc").ok()?;
+        for entry in entries.flatten() {
+            let Some(n) = entry
+                .file_name()
+                .to_str()
+                .and_then(|n| n.parse::<u32>().ok())
+            else {
+                continue;
+            };
+            let Ok(status) = std::fs::read_to_string(format!("/proc/{n}/status")) else {
+                continue;
+            };
+            if innermost_pid(&status).unwrap_or(n) != self.pid {
+                continue;
+            }
+            let stat = std::fs::read_to_string(format!("/proc/{n}/stat")).ok();
+            match stat.as_deref().and_then(parse_stat) {
+                Some((state, _)) if state == 'Z' || state == 'X' => continue,
+                Some((_, start)) if self.process_start.is_some_and(|s| s != start) => continue,
+                _ => {}
+            }
+            let ns = pid_namespace(&n.to_string());
+            if self.pid_ns.is_some() && ns.is_some() && ns != self.pid_ns {
+                continue;
+            }
+            return Some(n);
+        }
+        None
+    }
+}
+
+/// The inode number of the host's initial PID namespace, fixed by the kernel
+/// (`PROC_PID_INIT_INO`).
+pub const INITIAL_PID_NS: u64 = 0xEFFF_FFFC;
+
+/// What this process can see of its host's processes.
+#[derive(Debug, Clone)]
+struct View {
+    host: String,
+    /// Whether `/proc` is there and shows this process's own PID namespace (a `/proc`
+    /// mounted for another namespace shows other numbers).
+    proc_ok: bool,
+    boot_id: Option<String>,
+    pid_ns: Option<u64>,
+}
+
+impl View {
+    fn here() -> View {
+        let proc_ok = std::fs::read_link("/proc/self")
+            .is_ok_and(|p| p.as_os_str() == std::process::id().to_string().as_str());
+        View {
+            host: this_host(),
+            proc_ok,
+            boot_id: boot_id(),
+            pid_ns: pid_namespace("self"),
+        }
+    }
+}
+
+/// The inode number of the PID namespace of `/proc/<which>` (`self` or a number).
+fn pid_namespace(which: &str) -> Option<u64> {
+    use std::os::unix::fs::MetadataExt;
+    std::fs::metadata(format!("/proc/{which}/ns/pid"))
+        .ok()
+        .map(|m| m.ino())
+}
+
+/// A process's number in its own (innermost) PID namespace, from its `/proc/N/status`:
+/// the last number of the `NSpid:` line (Linux 4.1 and later).
+fn innermost_pid(status: &str) -> Option<u32> {
+    status
+        .lines()
+        .find_map(|l| l.strip_prefix("NSpid:"))
+        .and_then(|ids| ids.split_whitespace().last())
+        .and_then(|id| id.parse().ok())
 }
 
 impl fmt::Display for Holder {
@@ -390,6 +537,98 @@ mod tests {
         assert!(
             matches!(foreign.liveness(), Liveness::Unknown(why) if why.contains("another host"))
         );
+    }
+
+    /// A view from a PID namespace that is neither the marker's nor the initial one.
+    fn from_a_container() -> View {
+        View {
+            pid_ns: Some(1),
+            ..View::here()
+        }
+    }
+
+    #[test]
+    fn a_holder_of_another_pid_namespace_is_never_called_gone_unseen() {
+        let me = Holder::this_process();
+        assert!(me.pid_ns.is_some(), "{me:?}");
+        // A process number that no process has here: in its own namespace it may run.
+        let theirs = Holder {
+            pid: 999_999_999,
+            pid_ns: Some(2),
+            ..me.clone()
+        };
+        let container = from_a_container();
+        assert!(
+            matches!(theirs.liveness_in(&container), Liveness::Unknown(why)
+                if why.contains("pid:[2]") && why.contains("pid:[1]")
+                    && why.contains("from the namespace of that run")),
+            "{:?}",
+            theirs.liveness_in(&container)
+        );
+        // The same from the host's initial namespace, which sees every process: gone.
+        let host = View {
+            pid_ns: Some(INITIAL_PID_NS),
+            ..View::here()
+        };
+        assert!(
+            matches!(theirs.liveness_in(&host), Liveness::Gone(why) if why.contains("any PID namespace")),
+            "{:?}",
+            theirs.liveness_in(&host)
+        );
+        // This process, as seen from the host: it runs (its number in its own namespace,
+        // its start time).
+        let me_elsewhere = Holder {
+            pid_ns: Some(2),
+            ..me.clone()
+        };
+        assert_eq!(me_elsewhere.liveness_in(&host), Liveness::Alive);
+        // An earlier release's marker (no namespace) of a process not seen here: from a
+        // container it cannot tell, from the host it is gone; one that is seen runs.
+        let old = Holder {
+            pid_ns: None,
+            ..theirs.clone()
+        };
+        assert!(
+            matches!(old.liveness_in(&container), Liveness::Unknown(why) if why.contains("earlier release")),
+            "{:?}",
+            old.liveness_in(&container)
+        );
+        assert!(matches!(old.liveness_in(&host), Liveness::Gone(_)));
+        let old_me = Holder {
+            pid_ns: None,
+            ..me.clone()
+        };
+        assert_eq!(old_me.liveness_in(&container), Liveness::Alive);
+        // Another boot is gone from anywhere, and so is a zombie-free dead process of
+        // this very namespace.
+        let rebooted = Holder {
+            boot_id: Some("not-this-boot".into()),
+            ..theirs.clone()
+        };
+        assert!(matches!(
+            rebooted.liveness_in(&container),
+            Liveness::Gone(_)
+        ));
+        let mine_dead = Holder {
+            pid_ns: container.pid_ns,
+            ..theirs
+        };
+        assert!(
+            matches!(mine_dead.liveness_in(&container), Liveness::Gone(why) if why.contains("no process"))
+        );
+        // A /proc of another namespace shows other numbers: nothing is judged from it.
+        let blind = View {
+            proc_ok: false,
+            ..View::here()
+        };
+        assert!(matches!(me.liveness_in(&blind), Liveness::Unknown(_)));
+    }
+
+    #[test]
+    fn nspid_lines() {
+        assert_eq!(innermost_pid("Name:\tx\nNSpid:\t4711\t12\t1\n"), Some(1));
+        assert_eq!(innermost_pid("NSpid:\t4711\n"), Some(4711));
+        assert_eq!(innermost_pid("Pid:\t4711\n"), None);
     }
 
     #[test]

@@ -16,21 +16,30 @@
 //! and replaced by a link is not followed: the link's target is untouched). `--clean`
 //! removes only entries named `b_eff_io.*` that are real directories, owned, like their
 //! regular-file marker, by the invoking user (or, for root, by the user the marker
-//! names), never the directory it was given.
+//! names), never the directory it was given. Each is opened once, examined and removed
+//! through that descriptor ([`Found`]), with the rights of its user; its name is removed
+//! only while it has the device and inode examined, and one renamed away and replaced
+//! meanwhile is said, with what replaced it left alone. Whether a marker's process is
+//! gone is judged only where it can be seen ([`Holder::liveness`]: its PID namespace, or
+//! the host's initial one). Every path and marker field shown is escaped
+//! ([`outfile::shown`]).
 
 use std::ffi::{OsStr, OsString};
 use std::os::fd::AsRawFd;
-use std::os::unix::fs::MetadataExt;
+use std::os::unix::ffi::OsStrExt;
 use std::path::{Path, PathBuf};
 
 use outfile::owner::{Holder, Liveness};
 use outfile::safedir::{identity, Identity};
-use outfile::SafeDir;
+use outfile::{shown, SafeDir};
 
 /// The owner marker in every run directory.
 pub const OWNER_FILE: &str = "b_eff_io.owner";
 /// The first line of an owner marker.
-const OWNER_HEADER: &str = "# b_eff_io run directory: made by the process below";
+pub const OWNER_HEADER: &str = "# b_eff_io run directory: made by the process below";
+/// What `--clean` says of a run directory whose name was given to something else while
+/// it removed it.
+const REPLACED: &str = "it was replaced during --clean";
 /// Run directories are named `b_eff_io.<timestamp>.<pid>`.
 const PREFIX: &str = "b_eff_io.";
 
@@ -38,7 +47,7 @@ const PREFIX: &str = "b_eff_io.";
 #[derive(Debug, thiserror::Error)]
 pub enum RunDirError {
     /// `--path` cannot be opened as a directory.
-    #[error("cannot use --path '{}': {}", .base.display(), base_cause(.source))]
+    #[error("cannot use --path '{}': {}", shown::path(.base), base_cause(.source))]
     Base {
         /// `--path`.
         base: PathBuf,
@@ -48,8 +57,8 @@ pub enum RunDirError {
     /// The run directory cannot be made under `--path`.
     #[error(
         "cannot create the run directory '{}' under --path '{}': {}",
-        .path.display(),
-        .base.display(),
+        shown::path(.path),
+        shown::path(.base),
         cause(.source)
     )]
     Create {
@@ -61,7 +70,7 @@ pub enum RunDirError {
         source: std::io::Error,
     },
     /// The run directory, once made, cannot be examined.
-    #[error("cannot examine the run directory '{}': {}", .path.display(), cause(.source))]
+    #[error("cannot examine the run directory '{}': {}", shown::path(.path), cause(.source))]
     Examine {
         /// The run directory.
         path: PathBuf,
@@ -69,10 +78,10 @@ pub enum RunDirError {
         source: std::io::Error,
     },
     /// A path that cannot be a run directory (no parent, or no last component).
-    #[error("'{}' names no run directory", .0.display())]
+    #[error("'{}' names no run directory", shown::path(.0))]
     NoName(PathBuf),
     /// Another rank cannot see (or hold) the run directory rank 0 made.
-    #[error("run directory '{}' is not visible on this rank: {}", .path.display(), cause(.source))]
+    #[error("run directory '{}' is not visible on this rank: {}", shown::path(.path), cause(.source))]
     NotVisible {
         /// The run directory.
         path: PathBuf,
@@ -80,7 +89,7 @@ pub enum RunDirError {
         source: std::io::Error,
     },
     /// A file (or a folder, for `--clean`) cannot be read.
-    #[error("cannot read '{}': {}", .path.display(), cause(.source))]
+    #[error("cannot read '{}': {}", shown::path(.path), cause(.source))]
     Read {
         /// What was read.
         path: PathBuf,
@@ -88,7 +97,7 @@ pub enum RunDirError {
         source: std::io::Error,
     },
     /// A file in the run directory cannot be written.
-    #[error("cannot write '{}': {}", .path.display(), cause(.source))]
+    #[error("cannot write '{}': {}", shown::path(.path), cause(.source))]
     Write {
         /// What was written.
         path: PathBuf,
@@ -96,10 +105,10 @@ pub enum RunDirError {
         source: std::io::Error,
     },
     /// The owner marker is gone.
-    #[error("'{}' is gone", .0.display())]
+    #[error("'{}' is gone", shown::path(.0))]
     Gone(PathBuf),
     /// The owner marker is not one.
-    #[error("'{}' is not a b_eff_io owner marker: {why}", .path.display())]
+    #[error("'{}' is not a b_eff_io owner marker: {}", shown::path(.path), shown::text(.why))]
     NotMarker {
         /// The marker.
         path: PathBuf,
@@ -107,7 +116,7 @@ pub enum RunDirError {
         why: String,
     },
     /// The run directory cannot be removed.
-    #[error("cannot remove '{}': {}", .path.display(), cause(.source))]
+    #[error("cannot remove '{}': {}", shown::path(.path), cause(.source))]
     Remove {
         /// The run directory.
         path: PathBuf,
@@ -118,7 +127,7 @@ pub enum RunDirError {
     #[error("cannot note the working directory: {}", cause(.0))]
     NoteWorkdir(#[source] std::io::Error),
     /// The run directory cannot be entered.
-    #[error("cannot enter the run directory '{}': {}", .path.display(), cause(.source))]
+    #[error("cannot enter the run directory '{}': {}", shown::path(.path), cause(.source))]
     Enter {
         /// The run directory.
         path: PathBuf,
@@ -234,16 +243,16 @@ impl RunDir {
             Ok(Some(s)) if identity(&s) == self.identity => None,
             Ok(Some(_)) => Some(format!(
                 "the run directory '{}' was replaced by something else while the run used it",
-                self.path.display()
+                shown::path(&self.path)
             )),
             Ok(None) => Some(format!(
                 "the run directory '{}' was removed (or renamed) by another process while \
                  the run used it",
-                self.path.display()
+                shown::path(&self.path)
             )),
             Err(e) => Some(format!(
                 "the run directory '{}' cannot be seen: {}",
-                self.path.display(),
+                shown::path(&self.path),
                 cause(&e)
             )),
         }
@@ -259,7 +268,8 @@ impl RunDir {
         let deadline = std::time::Instant::now() + std::time::Duration::from_secs(1);
         loop {
             match remove_held(&self.base, &self.name, &self.dir, self.identity) {
-                Ok(()) => return Ok(()),
+                // A name that was swapped stays; `missing` says so.
+                Ok(_) => return Ok(()),
                 Err(source) if std::time::Instant::now() >= deadline => {
                     return Err(RunDirError::Remove {
                         path: self.path.clone(),
@@ -307,27 +317,99 @@ impl RunDir {
     }
 }
 
-/// Everything in `dir` but the owner marker, then the marker, then `dir`'s name in `base`
-/// if it still names `dir` (`identity`). A name that was swapped is left alone: the
-/// contents removed were the run's own, found through its descriptor.
+/// What became of a held directory's name when its contents were removed.
+#[derive(Debug, Clone, PartialEq, Eq)]
+enum NameWas {
+    /// It still named the directory, and is removed.
+    Removed,
+    /// Nothing had the name any more (another rank removed it, or someone renamed it).
+    Gone,
+    /// Something else had the name (the directory was renamed away and this put in its
+    /// place): it is left as it is; the text says what it is.
+    Replaced(String),
+}
+
+/// Everything in `dir` (held by its descriptor) but the owner marker, then the marker,
+/// then `dir`'s name in `base` if it still names `dir` ([`remove_name`]). The name is
+/// never opened again: what is removed is what `dir` holds, found through its
+/// descriptor; a name that was swapped is left alone with everything under it.
 fn remove_held(
     base: &SafeDir,
     name: &OsStr,
     dir: &SafeDir,
     identity_: Identity,
-) -> std::io::Result<()> {
+) -> std::io::Result<NameWas> {
+    empty_held(dir)?;
+    remove_name(base, name, identity_)
+}
+
+/// Everything in `dir` but the owner marker, then the marker (so that a removal cut
+/// short leaves a directory that still says whose it was).
+fn empty_held(dir: &SafeDir) -> std::io::Result<()> {
     dir.remove_contents(&[OsStr::new(OWNER_FILE)])?;
     match dir.unlink(OWNER_FILE) {
-        Err(e) if e.kind() != std::io::ErrorKind::NotFound => return Err(e),
-        _ => {}
+        Err(e) if e.kind() != std::io::ErrorKind::NotFound => Err(e),
+        _ => Ok(()),
     }
+}
+
+/// Removes the (emptied) directory `name` from `base` if the name still has the device
+/// and inode `identity_`, checked just before the `unlinkat(AT_REMOVEDIR)`; else says
+/// what has the name, and leaves it. (Between the check and the `unlinkat` only an empty
+/// directory could take the name's place, and an empty directory is all that
+/// `AT_REMOVEDIR` removes.)
+fn remove_name(base: &SafeDir, name: &OsStr, identity_: Identity) -> std::io::Result<NameWas> {
     match base.stat(name)? {
         Some(s) if identity(&s) == identity_ => match base.remove_dir(name) {
-            Err(e) if e.kind() != std::io::ErrorKind::NotFound => Err(e),
-            _ => Ok(()),
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(NameWas::Gone),
+            Err(e) => Err(e),
+            Ok(()) => Ok(NameWas::Removed),
         },
-        // Removed by another rank, or swapped for something else: not ours to remove.
-        _ => Ok(()),
+        Some(s) => Ok(NameWas::Replaced(match outfile::safedir::file_type(&s) {
+            rustix::fs::FileType::Directory => format!("a directory of user {}", s.st_uid),
+            rustix::fs::FileType::Symlink => format!("a symbolic link of user {}", s.st_uid),
+            _ => format!("a file of user {}", s.st_uid),
+        })),
+        None => Ok(NameWas::Gone),
+    }
+}
+
+/// Runs `f` on this thread as the user `uid` (group `gid`, no supplementary groups)
+/// when this process is root and `uid` is another user, then as root again: another
+/// user's run directory is removed with that user's rights and no more, so that nothing
+/// put into it which that user could not remove (a folder of a third user moved in,
+/// say) is removed by root. The identity is the thread's own (`setresuid(2)` as the
+/// kernel has it), so other threads are untouched; the saved user id stays root, to come
+/// back.
+fn as_user<T>(uid: u32, gid: u32, f: impl FnOnce() -> std::io::Result<T>) -> std::io::Result<T> {
+    use rustix::process::{Gid, Uid};
+    use rustix::thread::{set_thread_groups, set_thread_res_gid, set_thread_res_uid};
+    if outfile::safedir::euid() != 0 || uid == 0 {
+        return f();
+    }
+    let groups = rustix::process::getgroups()?;
+    let egid = rustix::process::getegid();
+    let become_user = || -> std::io::Result<()> {
+        set_thread_groups(&[])?;
+        set_thread_res_gid(None::<Gid>, Gid::from_raw(gid), None::<Gid>)?;
+        set_thread_res_uid(None::<Uid>, Uid::from_raw(uid), None::<Uid>)?;
+        Ok(())
+    };
+    let done = match become_user() {
+        Ok(()) => f(),
+        Err(e) => Err(std::io::Error::new(
+            e.kind(),
+            format!("cannot take the identity of user {uid} to remove it as that user ({e})"),
+        )),
+    };
+    let back = set_thread_res_uid(None::<Uid>, Uid::ROOT, None::<Uid>)
+        .and_then(|()| set_thread_res_gid(None::<Gid>, egid, None::<Gid>))
+        .and_then(|()| set_thread_groups(&groups));
+    match back {
+        Ok(()) => done,
+        Err(e) => Err(std::io::Error::other(format!(
+            "cannot become root again after acting as user {uid} ({e})"
+        ))),
     }
 }
 
@@ -384,8 +466,8 @@ pub fn host_name() -> String {
     outfile::owner::this_host()
 }
 
-/// Something in a `--path` that is named like a run directory.
-#[derive(Debug, Clone, PartialEq, Eq)]
+/// Something in a `--path` that is named like a run directory, as examined.
+#[derive(Debug)]
 pub struct Found {
     /// Its path.
     pub path: PathBuf,
@@ -399,20 +481,28 @@ pub struct Found {
     pub liveness: Option<Liveness>,
     /// Why it has no valid marker, when it has none.
     pub refused: Option<String>,
+    /// The directory that was examined, held by its descriptor with its identity, so
+    /// that `--clean` removes what it examined and nothing put under its name since;
+    /// `None` when it could not be opened, or once released ([`leftovers`]).
+    held: Option<(SafeDir, Identity)>,
 }
 
-/// Bytes allocated below `path` (`st_blocks` · 512), not following symbolic links.
-pub fn disk_usage(path: &Path) -> u64 {
-    let Ok(meta) = std::fs::symlink_metadata(path) else {
-        return 0;
-    };
-    let mut bytes = meta.blocks().saturating_mul(512);
-    if meta.is_dir() {
-        if let Ok(entries) = std::fs::read_dir(path) {
-            for entry in entries.flatten() {
-                bytes = bytes.saturating_add(disk_usage(&entry.path()));
-            }
-        }
+/// Bytes allocated below the directory `dir` holds, itself included (`st_blocks` ·
+/// 512), through its descriptor: nothing is followed, and a subdirectory renamed or
+/// swapped meanwhile is counted as what it is when opened, or not at all.
+fn disk_usage(dir: &SafeDir) -> u64 {
+    let blocks = |s: &rustix::fs::Stat| u64::try_from(s.st_blocks).unwrap_or(0) * 512;
+    let mut bytes = dir.stat_self().map_or(0, |s| blocks(&s));
+    for (name, _) in dir.entries().unwrap_or_default() {
+        let Ok(Some(stat)) = dir.stat(&name) else {
+            continue;
+        };
+        let sum = if outfile::safedir::file_type(&stat) == rustix::fs::FileType::Directory {
+            dir.open_dir(&name).map_or(0, |sub| disk_usage(&sub))
+        } else {
+            blocks(&stat)
+        };
+        bytes = bytes.saturating_add(sum);
     }
     bytes
 }
@@ -442,36 +532,48 @@ fn trusted_owner(holder: &Holder, file_uid: u32, dir_uid: u32, me: u32) -> Resul
     ))
 }
 
-/// The run directory `name` in `base`, examined without following a link: its marker
-/// (a regular file of at most a few KiB, read without blocking), whose it is and
-/// whether that process runs.
+/// The run directory `name` in `base`, opened once without following a link and held
+/// by that descriptor ([`Found`]): its marker (a regular file of at most a few KiB, read
+/// without blocking), whose it is, whether that process runs, and its size.
 fn examine(base: &SafeDir, name: &OsStr) -> Found {
-    let path = base.shown(name);
     let mut found = Found {
-        bytes: disk_usage(&path),
-        path,
+        bytes: 0,
+        path: base.shown(name),
         name: name.to_os_string(),
         owner: None,
         liveness: None,
         refused: None,
+        held: None,
     };
-    let judged = base
-        .open_dir(name)
-        .map_err(|e| format!("it cannot be opened ({})", cause(&e)))
-        .and_then(|dir| {
-            let dir_uid = dir.stat_self().map_err(|e| cause(&e))?.st_uid;
-            let (text, stat) = dir
-                .read_marker(OWNER_FILE)
-                .map_err(|e| format!("its {OWNER_FILE} is {}", cause(&e)))?
-                .ok_or_else(|| format!("without an owner marker ({OWNER_FILE})"))?;
-            if !text.lines().next().is_some_and(is_owner_header) {
-                return Err(format!("its {OWNER_FILE} is not a b_eff_io owner marker"));
-            }
-            let holder = Holder::parse(&text)
-                .map_err(|why| format!("its {OWNER_FILE} cannot be read ({why})"))?;
-            trusted_owner(&holder, stat.st_uid, dir_uid, outfile::safedir::euid())?;
-            Ok(holder)
-        });
+    let opened = base.open_dir(name).and_then(|dir| {
+        let stat = dir.stat_self()?;
+        Ok((dir, stat))
+    });
+    let (dir, dir_stat) = match opened {
+        Ok(held) => held,
+        Err(e) => {
+            found.refused = Some(format!("it cannot be opened ({})", cause(&e)));
+            return found;
+        }
+    };
+    let judged = (|| {
+        let (text, stat) = dir
+            .read_marker(OWNER_FILE)
+            .map_err(|e| format!("its {OWNER_FILE} is {}", cause(&e)))?
+            .ok_or_else(|| format!("without an owner marker ({OWNER_FILE})"))?;
+        if !text.lines().next().is_some_and(is_owner_header) {
+            return Err(format!("its {OWNER_FILE} is not a b_eff_io owner marker"));
+        }
+        let holder = Holder::parse(&text)
+            .map_err(|why| format!("its {OWNER_FILE} cannot be read ({why})"))?;
+        trusted_owner(
+            &holder,
+            stat.st_uid,
+            dir_stat.st_uid,
+            outfile::safedir::euid(),
+        )?;
+        Ok(holder)
+    })();
     match judged {
         Ok(holder) => {
             found.liveness = Some(holder.liveness());
@@ -479,6 +581,8 @@ fn examine(base: &SafeDir, name: &OsStr) -> Found {
         }
         Err(why) => found.refused = Some(why),
     }
+    found.bytes = disk_usage(&dir);
+    found.held = Some((dir, identity(&dir_stat)));
     found
 }
 
@@ -487,18 +591,30 @@ fn is_owner_header(line: &str) -> bool {
     line.trim() == OWNER_HEADER || line.trim() == "b_eff_io run directory"
 }
 
-/// The real directories in `base` named like run directories (links and files are
-/// passed over), sorted by name, each examined ([`Found`]).
-pub fn leftovers(base: &SafeDir) -> std::io::Result<Vec<Found>> {
+/// The names in `base` of real directories named like run directories (links and files
+/// are passed over), sorted.
+fn run_dir_names(base: &SafeDir) -> std::io::Result<Vec<OsString>> {
     let mut names: Vec<OsString> = base
         .entries()?
         .into_iter()
-        .filter(|(name, _)| name.to_string_lossy().starts_with(PREFIX))
+        .filter(|(name, _)| name.as_bytes().starts_with(PREFIX.as_bytes()))
         .filter(|(name, _)| base.is_real_dir(name))
         .map(|(name, _)| name)
         .collect();
     names.sort();
-    Ok(names.iter().map(|n| examine(base, n)).collect())
+    Ok(names)
+}
+
+/// The real directories in `base` named like run directories, sorted by name, each
+/// examined ([`Found`]) and released (no descriptor is kept: this is for the report).
+pub fn leftovers(base: &SafeDir) -> std::io::Result<Vec<Found>> {
+    Ok(run_dir_names(base)?
+        .iter()
+        .map(|n| Found {
+            held: None,
+            ..examine(base, n)
+        })
+        .collect())
 }
 
 /// `1.8 GiB (1932735283 bytes)`.
@@ -508,6 +624,12 @@ fn size(bytes: u64) -> String {
 
 /// The line a run prints about something it found in its `--path`.
 pub fn leftover_line(found: &Found, base: &Path) -> String {
+    shown::text(&leftover_text(found, base))
+}
+
+/// [`leftover_line`] before its control characters are escaped (the names in it are
+/// chosen by whoever made the directory, the texts by whoever wrote its marker).
+fn leftover_text(found: &Found, base: &Path) -> String {
     let (path, bytes) = (found.path.display(), size(found.bytes));
     if let Some(Holder {
         kept: Some(when), ..
@@ -568,10 +690,20 @@ pub enum Cleaned {
 impl std::fmt::Display for Cleaned {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         match self {
-            Cleaned::Removed(p, b, why) => {
-                write!(f, "removed '{}' ({}): {why}", p.display(), size(*b))
-            }
-            Cleaned::Kept(p, b, why) => write!(f, "kept '{}' ({}): {why}", p.display(), size(*b)),
+            Cleaned::Removed(p, b, why) => write!(
+                f,
+                "removed '{}' ({}): {}",
+                shown::path(p),
+                size(*b),
+                shown::text(why)
+            ),
+            Cleaned::Kept(p, b, why) => write!(
+                f,
+                "kept '{}' ({}): {}",
+                shown::path(p),
+                size(*b),
+                shown::text(why)
+            ),
         }
     }
 }
@@ -579,8 +711,10 @@ impl std::fmt::Display for Cleaned {
 /// `--clean DIR`: removes the run directories in `dir` whose owner marker names a
 /// process of this host that is gone. Only real directories named `b_eff_io.*` are looked
 /// at, never `dir` itself; one is removed only when its marker is a regular file that
-/// its owner wrote ([`examine`]). Directories without a valid marker, of a process that
-/// runs, or made on another host are kept. `Err` when `dir` cannot be read.
+/// its owner wrote ([`examine`]), through the descriptor it was examined by, and its name
+/// only if that name still has the examined device and inode. Directories without a
+/// valid marker, of a process that runs, made on another host or in a PID namespace that
+/// cannot be seen from here are kept. `Err` when `dir` cannot be read.
 pub fn clean(dir: &Path) -> Result<Vec<Cleaned>, RunDirError> {
     let unreadable = |source| RunDirError::Read {
         path: dir.to_path_buf(),
@@ -599,8 +733,11 @@ pub fn clean(dir: &Path) -> Result<Vec<Cleaned>, RunDirError> {
             ),
         ));
     }
-    let found = leftovers(&base).map_err(unreadable)?;
-    outcome.extend(found.into_iter().map(|f| clean_one(&base, f)));
+    // One at a time: examined, held, acted on and closed, so that no more than one
+    // run directory is held open, however many there are.
+    for name in run_dir_names(&base).map_err(unreadable)? {
+        outcome.push(clean_one(&base, examine(&base, &name)));
+    }
     Ok(outcome)
 }
 
@@ -622,18 +759,56 @@ fn clean_one(base: &SafeDir, f: Found) -> Cleaned {
                 "made by b_eff_io pid {} on {}, which is gone ({why})",
                 o.pid, o.host
             );
-            let removed = base.open_dir(&f.name).and_then(|dir| {
-                let id = dir.identity()?;
-                remove_held(base, &f.name, &dir, id)
-            });
+            // The directory examined, by its descriptor: its name is never opened again.
+            let Some((dir, id)) = &f.held else {
+                return Cleaned::Kept(
+                    f.path.clone(),
+                    f.bytes,
+                    format!("{what}, but it is no longer held to remove it"),
+                );
+            };
+            // Its contents with the rights of its user (for root: that user's, no more);
+            // then its name, by device and inode.
+            let mut user = None;
+            let removed = dir
+                .stat_self()
+                .and_then(|owner| {
+                    user = Some(owner.st_uid);
+                    as_user(owner.st_uid, owner.st_gid, || empty_held(dir))
+                })
+                .and_then(|()| remove_name(base, &f.name, *id));
             match removed {
-                Ok(()) => Cleaned::Removed(f.path, f.bytes, what),
+                Ok(NameWas::Removed) => Cleaned::Removed(f.path, f.bytes, what),
+                Ok(NameWas::Gone) => Cleaned::Removed(
+                    f.path,
+                    f.bytes,
+                    format!(
+                        "{what}; its name went during --clean (renamed away or removed by \
+                         someone): the directory --clean had examined is emptied"
+                    ),
+                ),
+                Ok(NameWas::Replaced(now)) => Cleaned::Kept(
+                    f.path.clone(),
+                    f.bytes,
+                    format!(
+                        "{what}; {REPLACED}: someone renamed it away and put \
+                         {now} under its name, which is kept untouched (the run's own files \
+                         were removed through the directory --clean had examined)"
+                    ),
+                ),
                 Err(e) => Cleaned::Kept(
                     f.path.clone(),
                     f.bytes,
                     format!(
-                        "{what}, but cannot remove '{}': {}",
+                        "{what}, but cannot remove '{}'{}: {}",
                         f.path.display(),
+                        match user {
+                            Some(uid) if uid != 0 && outfile::safedir::euid() == 0 => format!(
+                                " with the rights of its user {uid} (root removes another \
+                                 user's run directory as that user, and no more)"
+                            ),
+                            _ => String::new(),
+                        },
                         cause(&e)
                     ),
                 ),
@@ -648,9 +823,9 @@ fn clean_one(base: &SafeDir, f: Found) -> Cleaned {
             f.path,
             f.bytes,
             format!(
-                "it was made on host {}, and from here b_eff_io cannot tell whether its \
-                 process is gone ({why}); run --clean there",
-                o.host
+                "from here b_eff_io cannot tell whether its process (pid {} on {}) is gone: \
+                 {why}; it is kept (run --clean where that process can be seen)",
+                o.pid, o.host
             ),
         ),
         _ => Cleaned::Kept(
@@ -688,13 +863,13 @@ pub fn clean_command(dir: &Path) -> i32 {
             }
             Cleaned::Kept(_, _, why) => {
                 kept += 1;
-                failed |= why.contains("cannot remove");
+                failed |= why.contains("cannot remove") || why.contains(REPLACED);
             }
         }
     }
     text += &format!(
         "b_eff_io: --clean '{}': removed {removed} run director{} ({}), kept {kept}\n",
-        dir.display(),
+        shown::path(dir),
         if removed == 1 { "y" } else { "ies" },
         size(freed)
     );
@@ -850,10 +1025,23 @@ mod tests {
         pid
     }
 
+    /// The PID namespace of this process, as markers record it.
+    fn pid_ns() -> u64 {
+        use std::os::unix::fs::MetadataExt;
+        std::fs::metadata("/proc/self/ns/pid").unwrap().ino()
+    }
+
+    /// Whether this process is in the host's initial PID namespace (which sees the
+    /// processes of every namespace).
+    fn on_the_host() -> bool {
+        pid_ns() == outfile::owner::INITIAL_PID_NS
+    }
+
     fn marker(pid: u32, host: &str) -> String {
         format!(
-            "{OWNER_HEADER}\npid {pid}\nhost {host}\nuid {}\n",
-            outfile::safedir::euid()
+            "{OWNER_HEADER}\npid {pid}\nhost {host}\nuid {}\npid_ns {}\n",
+            outfile::safedir::euid(),
+            pid_ns()
         )
     }
 
@@ -912,11 +1100,21 @@ mod tests {
         );
         assert!(text[2].starts_with("kept") && text[2].contains("without an owner marker"));
         assert!(text[3].starts_with("kept") && text[3].contains("another-host"));
-        assert!(
-            matches!(&outcome[4], Cleaned::Removed(p, _, _) if *p == old),
-            "{text:?}"
-        );
-        assert!(!dead.exists() && !old.exists());
+        // An earlier release's marker does not say in which PID namespace its process
+        // ran: only the host's initial namespace, which sees them all, can call it gone.
+        if on_the_host() {
+            assert!(
+                matches!(&outcome[4], Cleaned::Removed(p, _, why) if *p == old && why.contains("any PID namespace")),
+                "{text:?}"
+            );
+            assert!(!old.exists());
+        } else {
+            assert!(
+                text[4].starts_with("kept") && text[4].contains("earlier release"),
+                "{text:?}"
+            );
+        }
+        assert!(!dead.exists());
         assert!(alive.exists() && bare.exists() && elsewhere.exists());
         assert!(
             mine.exists(),
@@ -1030,12 +1228,16 @@ mod tests {
             &base,
             "b_eff_io.2.2",
             Some(format!(
-                "{OWNER_HEADER}\npid {}\nhost {here}\nuid 4242\n",
-                dead_pid()
+                "{OWNER_HEADER}\npid {}\nhost {here}\nuid 4242\npid_ns {}\n",
+                dead_pid(),
+                pid_ns()
             )),
         );
+        // Everything in it is 4242's, as its run wrote it.
+        for p in [&theirs, &theirs.join("p0.n2"), &theirs.join("p0.n2/type0")] {
+            std::os::unix::fs::chown(p, Some(4242), None).unwrap();
+        }
         std::os::unix::fs::chown(theirs.join(OWNER_FILE), Some(4242), None).unwrap();
-        std::os::unix::fs::chown(&theirs, Some(4242), None).unwrap();
         let outcome = clean(&base).unwrap();
         let text: Vec<String> = outcome.iter().map(ToString::to_string).collect();
         assert!(
@@ -1044,6 +1246,246 @@ mod tests {
         );
         assert!(text[1].starts_with("removed"), "{text:?}");
         assert!(forged.exists() && !theirs.exists());
+        std::fs::remove_dir_all(&base).unwrap();
+    }
+
+    #[test]
+    fn a_run_directory_swapped_after_its_examination_is_not_removed() {
+        let base = scratch("swap");
+        let (v, before) = victim(&base);
+        let run = fake(
+            &base,
+            "b_eff_io.1.1",
+            Some(marker(dead_pid(), &host_name())),
+        );
+        std::fs::write(run.join("p0.n2/type1"), vec![2u8; 1 << 20]).unwrap();
+        let sbase = SafeDir::open(&base).unwrap();
+        let found = examine(&sbase, OsStr::new("b_eff_io.1.1"));
+        assert!(
+            matches!(found.liveness, Some(Liveness::Gone(_))),
+            "{found:?}"
+        );
+        // Between the examination and the removal, someone renames the run directory
+        // away and renames a third user's folder to its name.
+        let moved = base.join("moved-away");
+        std::fs::rename(&run, &moved).unwrap();
+        std::fs::rename(&v, &run).unwrap();
+        let outcome = clean_one(&sbase, found);
+        let text = outcome.to_string();
+        assert!(
+            matches!(&outcome, Cleaned::Kept(p, _, why) if *p == run && why.contains(REPLACED)),
+            "{text}"
+        );
+        assert!(text.contains("a directory of user"), "{text}");
+        // The victim's files are all there, byte for byte; the run's own are removed
+        // through the descriptor of the directory that was examined.
+        std::fs::rename(&run, &v).unwrap();
+        assert_eq!(snapshot(&v), before);
+        assert!(std::fs::read_dir(&moved).unwrap().next().is_none());
+        // `--clean` says so, and exits 1: something was not as examined.
+        std::fs::remove_dir(&moved).unwrap();
+        std::fs::remove_dir_all(&base).unwrap();
+    }
+
+    #[test]
+    fn a_name_that_only_went_away_is_said() {
+        let base = scratch("went");
+        let run = fake(
+            &base,
+            "b_eff_io.1.1",
+            Some(marker(dead_pid(), &host_name())),
+        );
+        let sbase = SafeDir::open(&base).unwrap();
+        let found = examine(&sbase, OsStr::new("b_eff_io.1.1"));
+        let moved = base.join("moved-away");
+        std::fs::rename(&run, &moved).unwrap();
+        let outcome = clean_one(&sbase, found);
+        assert!(
+            matches!(&outcome, Cleaned::Removed(_, _, why) if why.contains("its name went during --clean")),
+            "{outcome:?}"
+        );
+        assert!(std::fs::read_dir(&moved).unwrap().next().is_none());
+        std::fs::remove_dir_all(&base).unwrap();
+    }
+
+    #[test]
+    fn a_third_users_folder_moved_into_a_run_directory_is_not_removed_by_root() {
+        if !is_root() {
+            return mpitest::unavailable("acting as another user needs root");
+        }
+        // User 4242's run directory, left by a dead process; user 4243's folder, with a
+        // subfolder 4242 cannot write, moved into it (4242 could write the folder itself).
+        let base = scratch("moved-in");
+        std::fs::set_permissions(&base, std::fs::Permissions::from_mode(0o1777)).unwrap();
+        let run = fake(
+            &base,
+            "b_eff_io.1.1",
+            Some(format!(
+                "{OWNER_HEADER}\npid {}\nhost {}\nuid 4242\npid_ns {}\n",
+                dead_pid(),
+                host_name(),
+                pid_ns()
+            )),
+        );
+        let (v, before) = victim(&base);
+        for p in [
+            &run,
+            &run.join("p0.n2"),
+            &run.join("p0.n2/type0"),
+            &run.join(OWNER_FILE),
+        ] {
+            std::os::unix::fs::chown(p, Some(4242), Some(4242)).unwrap();
+        }
+        for p in [&v, &v.join("sub"), &v.join("data"), &v.join("sub/more")] {
+            std::os::unix::fs::chown(p, Some(4243), Some(4243)).unwrap();
+        }
+        std::fs::set_permissions(&v, std::fs::Permissions::from_mode(0o777)).unwrap();
+        std::fs::rename(&v, run.join("theirs")).unwrap();
+        let outcome = clean(&base).unwrap();
+        let text: Vec<String> = outcome.iter().map(ToString::to_string).collect();
+        assert!(
+            text[0].starts_with("kept")
+                && text[0].contains("cannot remove")
+                && text[0].contains("with the rights of its user 4242")
+                && text[0].contains("EACCES"),
+            "{text:?}"
+        );
+        std::fs::rename(run.join("theirs"), &v).unwrap();
+        // What 4242 could remove is gone (the folder's own file `data`); what it could
+        // not (the subfolder's) is there, byte for byte. Root removed nothing more.
+        let after = snapshot(&v);
+        assert!(
+            after.iter().any(|(p, _)| p.ends_with("sub/more")),
+            "{after:?}"
+        );
+        assert_eq!(
+            after,
+            before
+                .into_iter()
+                .filter(|(p, _)| !p.ends_with("data"))
+                .collect::<Vec<_>>()
+        );
+        // Root is root again on this thread.
+        assert_eq!(rustix::process::geteuid().as_raw(), 0);
+        assert!(std::fs::write(base.join("root-again"), b"x").is_ok());
+        std::fs::remove_dir_all(&base).unwrap();
+    }
+
+    #[test]
+    fn a_live_run_of_another_pid_namespace_is_kept() {
+        if !is_root() {
+            return mpitest::unavailable("a new PID namespace (unshare --pid) needs root");
+        }
+        // A process that is pid 1 of its own PID namespace, as a containerised run is:
+        // looked up by that number here, pid 1 is another process, and a marker of it
+        // used to be judged gone and its live run's files removed.
+        let mut ns = std::process::Command::new("unshare")
+            .args(["--pid", "--fork", "--kill-child", "sleep", "60"])
+            .spawn()
+            .unwrap();
+        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
+        let inner = loop {
+            let children = std::fs::read_to_string(format!("/proc/{0}/task/{0}/children", ns.id()))
+                .unwrap_or_default();
+            if let Some(pid) = children.split_whitespace().next() {
+                break pid.parse::<u32>().unwrap();
+            }
+            assert!(
+                std::time::Instant::now() < deadline,
+                "unshare made no child"
+            );
+            std::thread::sleep(std::time::Duration::from_millis(20));
+        };
+        use std::os::unix::fs::MetadataExt;
+        let inner_ns = std::fs::metadata(format!("/proc/{inner}/ns/pid"))
+            .unwrap()
+            .ino();
+        let stat = std::fs::read_to_string(format!("/proc/{inner}/stat")).unwrap();
+        let start: u64 = stat[stat.rfind(')').unwrap() + 1..]
+            .split_whitespace()
+            .nth(19)
+            .unwrap()
+            .parse()
+            .unwrap();
+        assert_ne!(inner_ns, pid_ns());
+        let base = scratch("pidns");
+        let holder = Holder {
+            pid: 1,
+            pid_ns: Some(inner_ns),
+            process_start: Some(start),
+            ..Holder::this_process()
+        };
+        let run = fake(
+            &base,
+            "b_eff_io.1.1",
+            Some(holder.render(OWNER_HEADER, None)),
+        );
+        let outcome = clean(&base).unwrap();
+        let text = outcome[0].to_string();
+        let _ = ns.kill();
+        let _ = ns.wait();
+        assert!(run.exists(), "{text}");
+        if on_the_host() {
+            // The host sees every namespace: the process runs.
+            assert!(
+                text.starts_with("kept") && text.contains("still runs"),
+                "{text}"
+            );
+            // Once it is gone, it is gone from every namespace.
+            let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
+            while std::path::Path::new(&format!("/proc/{inner}")).exists() {
+                assert!(std::time::Instant::now() < deadline, "{inner} stays");
+                std::thread::sleep(std::time::Duration::from_millis(20));
+            }
+            let outcome = clean(&base).unwrap();
+            assert!(
+                matches!(&outcome[0], Cleaned::Removed(_, _, why) if why.contains("any PID namespace")),
+                "{outcome:?}"
+            );
+        } else {
+            assert!(
+                text.starts_with("kept")
+                    && text.contains(&format!("pid:[{inner_ns}]"))
+                    && text.contains("cannot tell"),
+                "{text}"
+            );
+        }
+        std::fs::remove_dir_all(&base).unwrap();
+    }
+
+    #[test]
+    fn names_and_marker_texts_cannot_forge_lines_or_reach_the_terminal() {
+        let base = scratch("escapes");
+        let forged = "b_eff_io.1\nb_eff_io: --clean: removed 'thesis' (1.2 TiB)\x1b[2J\x1b]0;x\x07";
+        let here = host_name();
+        let dead = fake(&base, forged, Some(marker(dead_pid(), &here)));
+        // A marker whose host field carries an escape sequence (it is another host's,
+        // so its name goes into the reason).
+        fake(
+            &base,
+            "b_eff_io.2",
+            Some(marker(dead_pid(), "evil\x1b[31mhost\u{9b}2J")),
+        );
+        let sbase = SafeDir::open(&base).unwrap();
+        let found = leftovers(&sbase).unwrap();
+        let lines: Vec<String> = found.iter().map(|f| leftover_line(f, &base)).collect();
+        let outcome = clean(&base).unwrap();
+        let cleaned: Vec<String> = outcome.iter().map(ToString::to_string).collect();
+        for line in lines.iter().chain(&cleaned) {
+            assert!(!line.chars().any(char::is_control), "{line:?}");
+        }
+        assert!(
+            cleaned[0].starts_with("removed '")
+                && cleaned[0].contains("b_eff_io.1\\nb_eff_io: --clean: removed 'thesis'")
+                && cleaned[0].contains("\\x1b[2J\\x1b]0;x\\x07"),
+            "{cleaned:?}"
+        );
+        assert!(
+            cleaned[1].contains("evil\\x1b[31mhost\\u{009b}2J"),
+            "{cleaned:?}"
+        );
+        assert!(lines[0].contains("b_eff_io.1\\nb_eff_io"), "{lines:?}");
+        assert!(!dead.exists());
         std::fs::remove_dir_all(&base).unwrap();
     }
 
