@@ -26,7 +26,9 @@
 //!
 //! Every file and directory operation goes through [`SafeDir`], whose documentation
 //! names the threat (planted links, FIFOs, forged markers in folders others can write)
-//! and how each step defends against it; [`input`] reads user-named input files with a
+//! and how each step defends against it; the folders on the way to it are walked by
+//! [`links`], which refuses a link that another user planted in a folder others can
+//! write; [`input`] reads user-named input files with a
 //! bound.
 //!
 //! [`replace`] writes generated files (man pages, host files) the same atomic way, but
@@ -37,9 +39,11 @@
 #![warn(missing_docs)]
 
 pub mod input;
+pub mod links;
 pub mod owner;
 mod reservation;
 pub mod safedir;
+pub mod shown;
 pub mod stderr;
 pub mod stdout;
 
@@ -47,7 +51,7 @@ use std::io;
 use std::path::{Path, PathBuf};
 
 pub use owner::{Holder, Liveness};
-pub use reservation::{replace, Reservation, Written, RESERVATION_SUFFIX, SHARED_MIN};
+pub use reservation::{replace, replace_in, Reservation, Written, RESERVATION_SUFFIX, SHARED_MIN};
 pub use safedir::SafeDir;
 
 /// Why an output file cannot be reserved or written.
@@ -138,18 +142,20 @@ fn exists_text(found: &Found) -> String {
 }
 
 impl Error {
-    /// Whether the name itself is the problem: the file exists, or another run has
-    /// reserved it (programs exit with their "bad input" code for these). Every other
-    /// error is an I/O failure (a missing directory, no permission, a full disk).
+    /// Whether the name itself is the problem: the file exists, another run has
+    /// reserved it, or its path goes through a link that another user planted
+    /// ([`links::PlantedLink`]) (programs exit with their "bad input" code for these).
+    /// Every other error is an I/O failure (a missing directory, no permission, a full
+    /// disk).
     pub fn is_conflict(&self) -> bool {
-        matches!(
-            self,
+        match self {
             Error::Exists { .. }
-                | Error::Dash
-                | Error::Reserved { .. }
-                | Error::Twice { .. }
-                | Error::Unreadable { .. }
-        )
+            | Error::Dash
+            | Error::Reserved { .. }
+            | Error::Twice { .. }
+            | Error::Unreadable { .. } => true,
+            Error::Io { error, .. } => links::planted_link(error).is_some(),
+        }
     }
 
     /// The target the error is about.

@@ -13,6 +13,11 @@
 //!   with `O_CREAT|O_EXCL|O_NOFOLLOW` ([`SafeDir::create_new`]), temporary names carry 64
 //!   random bits ([`SafeDir::create_temp`]), directories with `mkdirat` (which fails on
 //!   any existing name) and are then opened `O_DIRECTORY|O_NOFOLLOW`.
+//! - **No link planted by another user is followed on the way.** [`SafeDir::open`]
+//!   walks the path one component at a time and follows a symbolic link in a folder
+//!   that others can write only when the link belongs to the folder's owner or to this
+//!   process's user (the rule of the kernel's `protected_symlinks`, applied to every
+//!   folder, sticky or not; see [`crate::links`]).
 //! - **A name is resolved once.** The directory is opened once ([`SafeDir::open`]) and
 //!   every later step is relative to that descriptor (`openat`, `linkat`, `renameat2`,
 //!   `unlinkat`), so a directory renamed away and replaced by a link is not followed.
@@ -95,20 +100,29 @@ fn unsupported(e: &io::Error) -> bool {
 }
 
 impl SafeDir {
-    /// Opens the directory `path` (links in the path are followed: the user named it).
+    /// Opens the directory `path`. Symbolic links on the way are followed only where the
+    /// rule of [`crate::links`] allows it (the kernel's `protected_symlinks`, applied to
+    /// every folder): a link in a folder that others can write, owned neither by the
+    /// folder's owner nor by this process's user, is refused with an error that names it
+    /// ([`crate::links::planted_link`]).
     pub fn open(path: impl AsRef<Path>) -> io::Result<SafeDir> {
-        let path = path.as_ref();
+        SafeDir::walk(path.as_ref(), false)
+    }
+
+    /// As [`SafeDir::open`], creating the folders of `path` that are missing (as
+    /// `mkdir -p`, mode 0777 less the umask); a folder missing at a link's target is not
+    /// created.
+    pub fn create_all(path: impl AsRef<Path>) -> io::Result<SafeDir> {
+        SafeDir::walk(path.as_ref(), true)
+    }
+
+    fn walk(path: &Path, create: bool) -> io::Result<SafeDir> {
         let shown = if path.as_os_str().is_empty() {
             Path::new(".")
         } else {
             path
         };
-        let fd = rustix::fs::open(
-            shown,
-            OFlags::RDONLY | OFlags::DIRECTORY | OFlags::CLOEXEC,
-            Mode::empty(),
-        )
-        .map_err(io)?;
+        let fd = crate::links::resolve(shown, create)?;
         Ok(SafeDir {
             fd,
             path: shown.to_path_buf(),

@@ -12,6 +12,7 @@ use std::process::ExitCode;
 
 use clap::{CommandFactory, Subcommand};
 use clap_complete::{Generator, Shell};
+use outfile::SafeDir;
 
 /// `xylem gen ...`.
 #[derive(Debug, Subcommand)]
@@ -67,18 +68,18 @@ pub fn main(command: GenCommand) -> ExitCode {
 
 /// Writes every man page into `dir`; returns the files written.
 pub fn man_pages(dir: &Path) -> std::io::Result<Vec<PathBuf>> {
-    std::fs::create_dir_all(dir)?;
+    let held = make_dir(dir)?;
     let mut files = Vec::new();
     for cmd in commands() {
         let name = cmd.get_name().to_string();
-        write_pages(dir, cmd, &name, &mut files)?;
+        write_pages(&held, cmd, &name, &mut files)?;
     }
     Ok(files)
 }
 
 /// Writes `cmd`'s page as `dir/<name>.1`, then its subcommands' as `<name>-<sub>.1`.
 fn write_pages(
-    dir: &Path,
+    dir: &SafeDir,
     cmd: clap::Command,
     name: &str,
     files: &mut Vec<PathBuf>,
@@ -88,9 +89,7 @@ fn write_pages(
     let mut page = Vec::new();
     clap_mangen::Man::new(cmd.clone()).render(&mut page)?;
     let page = with_extra_sections(name, page);
-    let path = dir.join(format!("{name}.1"));
-    write_file(&path, &page)?;
-    files.push(path);
+    files.push(write_file(dir, &format!("{name}.1"), &page)?);
     let shown = |s: &&clap::Command| !s.is_hide_set() && s.get_name() != "help";
     for sub in cmd.get_subcommands().filter(shown) {
         let sub_name = format!("{name}-{}", sub.get_name());
@@ -119,15 +118,12 @@ fn with_extra_sections(name: &str, page: Vec<u8>) -> Vec<u8> {
 pub fn completions(dir: &Path) -> std::io::Result<Vec<PathBuf>> {
     let mut files = Vec::new();
     for shell in [Shell::Bash, Shell::Zsh, Shell::Fish] {
-        let sub = dir.join(shell.to_string());
-        std::fs::create_dir_all(&sub)?;
+        let sub = make_dir(&dir.join(shell.to_string()))?;
         for mut cmd in commands() {
             let name = cmd.get_name().to_string();
             let mut script = Vec::new();
             clap_complete::generate(shell, &mut cmd, &name, &mut script);
-            let path = sub.join(shell.file_name(&name));
-            write_file(&path, &script)?;
-            files.push(path);
+            files.push(write_file(&sub, &shell.file_name(&name), &script)?);
         }
     }
     Ok(files)
@@ -166,12 +162,10 @@ pub fn schemas() -> Vec<(String, serde_json::Value)> {
 
 /// Writes every schema into `dir`, pretty, with a final newline.
 pub fn write_schemas(dir: &Path) -> std::io::Result<Vec<PathBuf>> {
-    std::fs::create_dir_all(dir)?;
+    let held = make_dir(dir)?;
     let mut files = Vec::new();
     for (name, schema) in schemas() {
-        let path = dir.join(name);
-        write_file(&path, schema_text(&schema).as_bytes())?;
-        files.push(path);
+        files.push(write_file(&held, &name, schema_text(&schema).as_bytes())?);
     }
     Ok(files)
 }
@@ -181,9 +175,26 @@ pub fn schema_text(schema: &serde_json::Value) -> String {
     serde_json::to_string_pretty(schema).expect("a schema serializes") + "\n"
 }
 
-/// Writes a generated file whole (replacing an older one), never leaving it partial.
-fn write_file(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
-    outfile::replace(path, bytes).map_err(|e| std::io::Error::other(e.to_string()))
+/// Opens the folder `dir`, making what is missing of it, as crate outfile walks a path:
+/// a link that another user planted on the way is refused, with a message naming it.
+fn make_dir(dir: &Path) -> std::io::Result<SafeDir> {
+    SafeDir::create_all(dir).map_err(|e| {
+        std::io::Error::new(
+            e.kind(),
+            format!(
+                "{}: cannot create it: {}",
+                outfile::shown::path(dir),
+                outfile::cause(&e)
+            ),
+        )
+    })
+}
+
+/// Writes the generated file `name` in `dir` whole (replacing an older one), never
+/// leaving it partial; returns its path.
+fn write_file(dir: &SafeDir, name: &str, bytes: &[u8]) -> std::io::Result<PathBuf> {
+    outfile::replace_in(dir, name, bytes).map_err(|e| std::io::Error::other(e.to_string()))?;
+    Ok(dir.shown(name))
 }
 
 #[cfg(test)]

@@ -32,7 +32,7 @@ const SQMR: Extra = Extra {
     exit_status: &[
         ("0", "The run completed (or --help, --version)."),
         ("1", "An output file or standard output could not be written; a panic on one rank."),
-        ("2", "Bad input: an option, the job size, an output name that exists or is reserved."),
+        ("2", "Bad input: an option, the job size, an output name that exists, is reserved, or lies behind a link another user planted."),
         ("3", "--validate found damaged messages."),
         ("4", "--scan flagged a slow node or link."),
         ("5", "The launcher started several tasks but MPI sees a world of one."),
@@ -57,7 +57,7 @@ const BEFFIO: Extra = Extra {
     exit_status: &[
         ("0", "The run completed and read back what it wrote (VALID or NOT VALID)."),
         ("1", "The run failed: an I/O error, a full disk, an unusable path, an output that cannot be written."),
-        ("2", "Bad input: options, network selection, an output file that exists, buffers a host cannot hold."),
+        ("2", "Bad input: options, network selection, an output file that exists or lies behind a link another user planted, buffers a host cannot hold."),
         ("3", "Read found data errors (each bad chunk is named)."),
         ("5", "The launcher started several tasks but MPI sees a world of one."),
         ("6", "A rank made no progress for --stall-timeout seconds; the files keep every pattern measured."),
@@ -81,7 +81,7 @@ const XYLEM: Extra = Extra {
     exit_status: &[
         ("0", "Done."),
         ("1", "It failed: a file that cannot be read or written, a result that is not one, nothing to plot."),
-        ("2", "Bad input: an option, a network selection that cannot be resolved."),
+        ("2", "Bad input: an option, a network selection that cannot be resolved, a place --out folder behind a link another user planted."),
         ("141", "Standard output is a pipe whose reader has gone."),
     ],
     environment: &[

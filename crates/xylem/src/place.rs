@@ -142,14 +142,29 @@ fn run(command: PlaceCommand) -> Result<String, (u8, String)> {
     })
     .map_err(|e| (2, e.to_string()))?;
     let name = args.launcher.default_file_name();
-    let path = match &args.out {
-        None => name.to_string(),
+    // The folder is walked (and made) refusing a link another user planted on the way
+    // (crate outfile's rule); the file is then written in the folder reached.
+    let (path, out_dir) = match &args.out {
+        None => (name.to_string(), None),
         Some(dir) => {
-            std::fs::create_dir_all(dir)
-                .map_err(|e| (1, format!("cannot create {}: {e}", dir.display())))?;
+            let held = outfile::SafeDir::create_all(dir).map_err(|e| {
+                let code = if outfile::links::planted_link(&e).is_some() {
+                    2
+                } else {
+                    1
+                };
+                (
+                    code,
+                    format!(
+                        "--out {}: cannot create it: {}",
+                        outfile::shown::path(dir),
+                        outfile::cause(&e)
+                    ),
+                )
+            })?;
             let dir = std::path::absolute(dir)
                 .map_err(|e| (1, format!("cannot resolve {}: {e}", dir.display())))?;
-            dir.join(name).to_string_lossy().into_owned()
+            (dir.join(name).to_string_lossy().into_owned(), Some(held))
         }
     };
     let command = Command::new(
@@ -166,9 +181,9 @@ fn run(command: PlaceCommand) -> Result<String, (u8, String)> {
         text += "# srun: add --mpi=pmix for Open MPI or --mpi=pmi2 for MPICH unless the \
                  cluster's MpiDefault is right (or give --mpi openmpi|mpich)\n";
     }
-    if args.out.is_some() {
+    if let Some(held) = &out_dir {
         // A generated file, made again in place: replaced whole, never left partial.
-        outfile::replace(&path, command.file.contents.as_bytes())
+        outfile::replace_in(held, name, command.file.contents.as_bytes())
             .map_err(|e| (1, e.to_string()))?;
         text += &command.shell_line();
         text.push('\n');
