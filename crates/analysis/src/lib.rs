@@ -10,7 +10,8 @@
 //!   file is read through [`read_input`]: a regular file of at most [`MAX_INPUT_BYTES`];
 //! - [`plot`]: the plots; [`compare`]: the comparisons;
 //! - [`perflog`]: ReFrame performance logs of xylem's checks, as series over time;
-//! - [`summary`]: a results folder's headline figures as Markdown.
+//! - [`summary`]: a results folder's headline figures as Markdown, every field from a
+//!   document escaped by [`markdown::field`].
 
 #![forbid(unsafe_code)]
 
@@ -18,6 +19,7 @@ pub mod compare;
 pub mod describe;
 pub mod error;
 pub mod load;
+pub mod markdown;
 pub mod perflog;
 pub mod plot;
 pub mod summary;

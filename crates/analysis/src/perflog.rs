@@ -158,10 +158,16 @@ fn field_at<'t>(fields: &[&'t str], at: Option<usize>) -> Option<&'t str> {
     at.and_then(|k| present(fields[k]))
 }
 
+/// The largest value a perflog record may hold: the JSON readers' bound on a rate
+/// (`sqmr::report::json::MAX_RATE`, 10^15 messages or MiB per second, a million times
+/// any node's), above every figure of xylem's checks (rates, bandwidths, b_eff_io, times).
+pub const MAX_VALUE: f64 = sqmr::report::json::MAX_RATE;
+
 /// The series in the text of one perflog (`source` names it in errors and is the check's
-/// name when the log has no name column), merged into `into`. A value that is not a
-/// finite number (`inf` from a performance function that divided by a zero time, `nan`)
-/// is refused, naming its line and column; a value that is not a number at all (`None`,
+/// name when the log has no name column), merged into `into`. A value is checked as the
+/// JSON readers check a figure: one that is not a finite number (`inf` from a performance
+/// function that divided by a zero time, `nan`), negative or above [`MAX_VALUE`] is
+/// refused, naming its line and column; a value that is not a number at all (`None`,
 /// what a failed run logs) is skipped.
 pub fn parse_into(
     text: &str,
@@ -237,6 +243,17 @@ pub fn parse_into(
                         "column `{}` is {field:?}, not a finite number (a performance \
                          function that divided by a zero time?); fix or remove the record",
                         head.columns[var.value]
+                    ),
+                ));
+            }
+            if !(0.0..=MAX_VALUE).contains(&value) {
+                return Err(bad(
+                    n,
+                    format!(
+                        "column `{}` is {}, which no run gives; expected a number from 0 to \
+                         {MAX_VALUE:e}; fix or remove the record",
+                        head.columns[var.value],
+                        sqmr::report::json::shown(value)
                     ),
                 ));
             }
@@ -569,6 +586,26 @@ mod tests {
                 )
             );
         }
+        // Negative and absurd values, as the JSON readers refuse them.
+        for (value, shown) in [("-5", "-5"), ("1e308", "1e308"), ("-0.5", "-0.5")] {
+            let log = format!(
+                "job_completion_time|name|bw_value|bw_unit\n\
+                 2026-01-01T00:00:00|t|{value}|MB/s\n"
+            );
+            let e = parse_into(&log, "f.log", &mut BTreeMap::new()).unwrap_err();
+            assert_eq!(
+                e.to_string(),
+                format!(
+                    "f.log, line 2: column `bw_value` is {shown}, which no run gives; expected \
+                     a number from 0 to 1e15; fix or remove the record"
+                )
+            );
+        }
+        // The bounds themselves are values a run may give.
+        let log = "job_completion_time|name|bw_value\n\
+                   2026-01-01T00:00:00|t|0\n\
+                   2026-01-02T00:00:00|t|1e15\n";
+        parse_into(log, "f.log", &mut BTreeMap::new()).unwrap();
         // `None` (a failed run) is skipped, not refused; a reference that is not finite
         // is no reference.
         let log = "job_completion_time|name|bw_value|bw_ref\n\

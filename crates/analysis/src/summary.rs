@@ -1,6 +1,11 @@
 //! The summary of a results folder as Markdown: the headline figures of `sqmr.json` and
 //! `b_eff_io.json` and links to their plots, CSV, text and JSON (what `make demo` writes
 //! as `summary.md`, through `xylem summary`).
+//!
+//! Every text that comes from a document or the file system (the folder's name, host
+//! names, the MPI library, the path, the reasons and cautions that quote them) goes
+//! through [`crate::markdown::field`]: it reads as what it is, never as a heading, a
+//! table, a tag or a line of its own.
 
 use std::fmt::Write;
 use std::path::Path;
@@ -56,7 +61,7 @@ pub fn markdown(
     sqmr: Option<&sqmr_doc::Document>,
     beffio: Option<&beffio_doc::Document>,
 ) -> String {
-    let mut parts = vec![format!("# xylem results, {name}\n")];
+    let mut parts = vec![format!("# xylem results, {}\n", md(name))];
     parts.extend(sqmr.map(sqmr_section));
     parts.extend(beffio.map(beffio_section));
     parts.join("\n")
@@ -93,6 +98,11 @@ pub fn grouped(value: f64, decimals: usize) -> String {
     out
 }
 
+/// A field from a document, escaped for Markdown.
+fn md(text: &str) -> std::borrow::Cow<'_, str> {
+    crate::markdown::field(text)
+}
+
 fn links(name: &str) -> String {
     format!(
         "[plot (SVG)]({name}.svg), [CSV]({name}.csv), [JSON]({name}.json), \
@@ -103,7 +113,7 @@ fn links(name: &str) -> String {
 fn sqmr_section(doc: &sqmr_doc::Document) -> String {
     let mut out = format!(
         "## sqmr: {}\n\n",
-        crate::describe::SqmrKind::of(doc).heading()
+        md(&crate::describe::SqmrKind::of(doc).heading())
     );
     let c = &doc.config;
     let library = doc
@@ -125,10 +135,11 @@ fn sqmr_section(doc: &sqmr_doc::Document) -> String {
         c.num_cores,
         c.num_nbors,
         c.win_size,
-        if doc.complete { "" } else { " (INCOMPLETE)" }
+        if doc.complete { "" } else { " (INCOMPLETE)" },
+        library = md(library),
     );
     for caution in crate::describe::sqmr_cautions(doc) {
-        let _ = writeln!(out, "**Caution:** {caution}.\n");
+        let _ = writeln!(out, "**Caution:** {}.\n", md(&caution));
     }
     out.push_str("| figure | value | at |\n| --- | ---: | ---: |\n");
     if let Some((at, rate)) = doc.peak_rate() {
@@ -159,7 +170,7 @@ fn beffio_section(doc: &beffio_doc::Document) -> String {
         doc.processes,
         doc.scheduled_time_s,
         doc.mpart_bytes >> 20,
-        doc.path
+        md(&doc.path)
     );
     out.push_str("| figure | MB/s (10^6 B/s) |\n| --- | ---: |\n");
     let _ = writeln!(
@@ -183,7 +194,7 @@ fn beffio_section(doc: &beffio_doc::Document) -> String {
         let _ = writeln!(
             out,
             "The run is NOT VALID: {}.\n",
-            doc.invalid_reasons.join("; ")
+            md(&doc.invalid_reasons.join("; "))
         );
     }
     out + &links("b_eff_io")

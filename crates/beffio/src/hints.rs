@@ -30,6 +30,11 @@ use std::fmt;
 /// One hint: key and value.
 pub type Hint = (String, String);
 
+/// The most bytes a hints file (`-i`) may hold: 1 MiB. A 2.1 hints file is a few lines
+/// (one line per partition, access method, type, chunk size and key: some ten thousand
+/// lines at most fit in it), so a larger file is the wrong file, refused before it is read.
+pub const MAX_HINTS_FILE_BYTES: u64 = 1 << 20;
+
 /// The chunk sizes a hints file may name (2.1's list).
 pub const CHUNK_SIZES: [u64; 6] = [1024, 1032, 32768, 32776, 1_048_576, 1_048_584];
 
@@ -189,6 +194,14 @@ pub fn parse_hints_file(path: &str, text: &str) -> Result<HintsFile, HintsFileEr
             field,
             what,
         };
+        // Printable text only: a field is shown in messages, the header and the files.
+        if let Some((k, c)) = fields
+            .iter()
+            .enumerate()
+            .find_map(|(k, f)| f.chars().find(|c| c.is_control()).map(|c| (k, c)))
+        {
+            return Err(at(k, control_text(c)));
+        }
         if fields.len() < FIELDS.len() {
             let missing = fields.len();
             return Err(at(
@@ -303,7 +316,16 @@ pub struct Hints {
     pub file: Option<HintsFile>,
 }
 
-/// Whether `key` and `value` can be given to MPI: neither empty, no NUL byte, and (with
+/// What is wrong with a field holding the control character `c`.
+fn control_text(c: char) -> String {
+    format!(
+        "holds the control character {}; hints are printable text",
+        outfile::shown::text(&c.to_string())
+    )
+}
+
+/// Whether `key` and `value` can be given to MPI: neither empty, no NUL byte, no other
+/// control character (a key or value is shown on the terminal and in the files), and (with
 /// the `mpi` feature) within this MPI library's `MPI_MAX_INFO_KEY` and `MPI_MAX_INFO_VAL`.
 /// The `Err` says what is wrong.
 pub fn check(key: &str, value: &str) -> Result<(), String> {
@@ -314,7 +336,17 @@ pub fn check(key: &str, value: &str) -> Result<(), String> {
         return Err(format!("hint '{key}': the value is empty"));
     }
     if key.contains('\0') || value.contains('\0') {
-        return Err(format!("hint '{key}': contains a NUL byte"));
+        return Err(format!(
+            "hint '{}': contains a NUL byte",
+            outfile::shown::text(key)
+        ));
+    }
+    if let Some(c) = key.chars().chain(value.chars()).find(|c| c.is_control()) {
+        return Err(format!(
+            "hint '{}': {}",
+            outfile::shown::text(key),
+            control_text(c)
+        ));
     }
     #[cfg(feature = "mpi")]
     mpiio::check_hint(key, value)?;
@@ -455,9 +487,14 @@ pub fn before_pattern(
 }
 
 /// A value as protocol lines and the summary show it: as it is when it is one word, else
-/// quoted (ROMIO reports `romio_filesystem_type` as `UFS: Generic ROMIO driver ...`).
+/// quoted (ROMIO reports `romio_filesystem_type` as `UFS: Generic ROMIO driver ...`),
+/// control characters (of a value the library reports) escaped by the quoting.
 pub fn shown(value: &str) -> String {
-    if value.is_empty() || value.chars().any(|c| c.is_whitespace() || c == '"') {
+    if value.is_empty()
+        || value
+            .chars()
+            .any(|c| c.is_whitespace() || c == '"' || c.is_control() || !c.is_ascii())
+    {
         format!("{value:?}")
     } else {
         value.to_string()
@@ -676,5 +713,30 @@ all  rewrite shared    1048584  striping_unit  65536
         );
         assert_eq!(shown("enable"), "enable");
         assert_eq!(shown("UFS: Generic"), "\"UFS: Generic\"");
+    }
+
+    #[test]
+    fn control_characters_are_refused_in_hints_and_escaped_in_reported_values() {
+        let e = parse_hints_file("h", "all all all on_open cb\x1b[2J 1\n").unwrap_err();
+        assert_eq!(
+            e.to_string(),
+            "hints file 'h', line 1, field 5 (key): holds the control character \\x1b; \
+             hints are printable text"
+        );
+        let e = parse_hints_file("h", "all wr\x07ite all on_open cb 1\n").unwrap_err();
+        assert!(
+            e.to_string()
+                .contains("field 2 (access): holds the control character \\x07"),
+            "{e}"
+        );
+        let e = check("cb\x1b", "1").unwrap_err();
+        assert_eq!(
+            e,
+            "hint 'cb\\x1b': holds the control character \\x1b; hints are printable text"
+        );
+        assert!(check("cb_nodes", "1\u{9b}2J").is_err());
+        // A value reported by the library is shown with its control characters escaped.
+        assert_eq!(shown("UFS\x1b[2J"), "\"UFS\\u{1b}[2J\"");
+        assert_eq!(shown("enable"), "enable");
     }
 }

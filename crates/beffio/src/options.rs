@@ -73,7 +73,7 @@ pub struct Options {
 
     /// MPI-IO hints per partition, access method, pattern type and chunk size, in 2.1's
     /// format: lines `<proc_num> <access> <pat_type> <chunk_size> <key> <value>`; `#`
-    /// comments. 2.1: -i.
+    /// comments. A regular file of at most 1 MiB (a FIFO or device is refused). 2.1: -i.
     #[arg(short = 'i', long = "hints-file", value_name = "FILE", value_parser = path_parser())]
     pub hints_file: Option<PathBuf>,
 
@@ -99,7 +99,9 @@ pub struct Options {
 
     /// Write `<PREFIX>.sum` (summary) and `<PREFIX>.prot` (protocol, one line per pattern)
     /// [default: b_eff_io, as 2.1; b_eff_io.<pid> while another live run writes those];
-    /// earlier files of those names are kept as `<PREFIX>.sum.1`, … (said on stderr). 2.1: -f.
+    /// earlier files of those names are kept as `<PREFIX>.sum.1`, … (said on stderr). A
+    /// prefix ending in `/` names a folder and is refused (`DIR/b_eff_io` writes into DIR).
+    /// 2.1: -f.
     #[arg(short = 'f', long, value_name = "PREFIX", value_parser = parse_prefix)]
     pub prefix: Option<String>,
 
@@ -345,9 +347,21 @@ fn path_parser() -> impl clap::builder::TypedValueParser<Value = PathBuf> {
     })
 }
 
+/// A prefix names files: `PREFIX.sum` and `PREFIX.prot`. One that ends in `/` (or in
+/// `/.`, `/..`, or is `.` or `..`) names a folder, and 2.1 would write the hidden
+/// `DIR/.sum` and `DIR/.prot` in it: refused, with the prefix that would do.
 fn parse_prefix(text: &str) -> Result<String, String> {
     if text.is_empty() {
         return Err("the prefix is empty".into());
+    }
+    let last = text.rsplit('/').next().unwrap_or_default();
+    if matches!(last, "" | "." | "..") {
+        let suggestion = format!("{}/b_eff_io", text.trim_end_matches('/'));
+        return Err(format!(
+            "'{text}' names a folder, not the start of a file name: the files would be the \
+             hidden '{text}.sum' and '{text}.prot'; give a prefix such as '{suggestion}' \
+             (writes {suggestion}.sum and {suggestion}.prot)"
+        ));
     }
     Ok(text.to_string())
 }
@@ -558,6 +572,27 @@ mod tests {
             parse(&["-f", "run"]).unwrap().prefix.as_deref(),
             Some("run")
         );
+        assert_eq!(
+            parse(&["-f", "out/run"]).unwrap().prefix.as_deref(),
+            Some("out/run")
+        );
+        // A prefix that names a folder would write hidden DIR/.sum and DIR/.prot.
+        for (folder, suggestion) in [
+            ("out/", "out/b_eff_io"),
+            ("out//", "out/b_eff_io"),
+            ("out/.", "out/./b_eff_io"),
+            (".", "./b_eff_io"),
+            ("..", "../b_eff_io"),
+            ("/", "/b_eff_io"),
+        ] {
+            let msg = parse(&["-f", folder]).unwrap_err().to_string();
+            assert!(
+                msg.contains(&format!(
+                    "'{folder}' names a folder, not the start of a file name"
+                )) && msg.contains(&format!("such as '{suggestion}'")),
+                "{folder}: {msg}"
+            );
+        }
         assert_eq!(
             parse(&["-i", "h.txt"]).unwrap().hints_file,
             Some(PathBuf::from("h.txt"))

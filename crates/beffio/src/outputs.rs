@@ -7,7 +7,10 @@
 //! `PREFIX.sum` or `PREFIX.prot` is kept under a numbered name, as a 2.1 job script that
 //! writes the same names on every run needs) or a name another live run is writing
 //! fails in the first second and not after a 15-minute run; every rank agrees on the
-//! outcome. A reservation left by a killed run is replaced, and said on stderr. After each
+//! outcome. An earlier `PREFIX.sum` or `PREFIX.prot` is moved to its numbered name only
+//! once the run measured its first pattern ([`Outputs::keep_earlier`]), so that a run
+//! refused at its start leaves it in place. A reservation left by a killed run is
+//! replaced, and said on stderr. After each
 //! partition every file gets a version with the partitions finished so far
 //! ([`Outputs::write_version`]), and at the end its last ([`Outputs::write`]); each
 //! version goes to a temporary file put in place whole, so a run that dies, hangs or
@@ -46,7 +49,18 @@ enum Kind {
 /// The reserved output files of this run (none on ranks other than 0).
 #[derive(Debug, Default)]
 pub struct Outputs {
-    files: Vec<(&'static str, Kind, Reservation)>,
+    files: Vec<Output>,
+}
+
+/// One reserved output file.
+#[derive(Debug)]
+struct Output {
+    /// The option that named it, for messages.
+    option: &'static str,
+    kind: Kind,
+    file: Reservation,
+    /// Whether where its earlier file is kept was said.
+    kept_said: bool,
 }
 
 /// The prefix of the `.sum` and `.prot` files without `-f`, as in 2.1.
@@ -114,12 +128,13 @@ impl Outputs {
         });
         if both.is_err() {
             self.files
-                .retain(|(_, kind, _)| !matches!(kind, Kind::Sum | Kind::Prot));
+                .retain(|o| !matches!(o.kind, Kind::Sum | Kind::Prot));
         }
         both
     }
 
-    /// Reserves one file for `option`; says on stderr what was replaced or kept.
+    /// Reserves one file for `option`; says on stderr what was replaced. An earlier file
+    /// to keep stays in place until [`Outputs::keep_earlier`] (or the first version).
     fn reserve_one(
         &mut self,
         option: &'static str,
@@ -127,7 +142,8 @@ impl Outputs {
         path: PathBuf,
     ) -> Result<(), benchkit::Failure> {
         // A 2.1 job script writes the same PREFIX.sum and PREFIX.prot on every run: the
-        // earlier ones are kept under numbered names, not refused.
+        // earlier ones are kept under numbered names, not refused (once the run goes
+        // ahead).
         let reserved = match kind {
             Kind::Sum | Kind::Prot => Reservation::reserve_keeping_earlier(&path),
             Kind::Json | Kind::Csv => Reservation::reserve(&path),
@@ -143,16 +159,25 @@ impl Outputs {
         if let Some(notice) = file.replaced_notice() {
             outfile::eprintln!("b_eff_io: warning: {option}: {notice}");
         }
-        if let Some(kept) = file.kept_as() {
-            outfile::eprintln!(
-                "b_eff_io: note: {option}: the earlier {} is kept as {}; this run writes {}",
-                path.display(),
-                kept.display(),
-                path.display()
-            );
-        }
-        self.files.push((option, kind, file));
+        self.files.push(Output {
+            option,
+            kind,
+            file,
+            kept_said: false,
+        });
         Ok(())
+    }
+
+    /// The run goes ahead (rank 0, once its first pattern is measured, on the main
+    /// thread): the earlier `PREFIX.sum` and `PREFIX.prot` are moved to their numbered
+    /// names, each said on stderr. A file that cannot be moved is left for the first
+    /// version, which tries again and says the error.
+    pub fn keep_earlier(&mut self) {
+        for o in &mut self.files {
+            // An error resurfaces at the next write, which reports it.
+            let _ = o.file.keep_earlier();
+            o.say_kept();
+        }
     }
 
     /// The prefix of the `.sum` and `.prot` files this run writes (`-f`, or the default
@@ -161,8 +186,8 @@ impl Outputs {
     pub fn summary_prefix(&self) -> Option<&str> {
         self.files
             .iter()
-            .find(|(_, kind, _)| *kind == Kind::Sum)
-            .and_then(|(_, _, file)| file.path().to_str()?.strip_suffix(".sum"))
+            .find(|o| o.kind == Kind::Sum)
+            .and_then(|o| o.file.path().to_str()?.strip_suffix(".sum"))
     }
 
     /// Whether any file is reserved.
@@ -174,12 +199,11 @@ impl Outputs {
     /// that could not be written (it is then absent, never partial).
     pub fn write(self, texts: &Texts) -> Vec<String> {
         let mut failures = Vec::new();
-        for (option, kind, mut file) in self.files {
-            let done = file
-                .write(kind.text(texts).as_bytes())
-                .and_then(|()| file.release());
-            if let Err(e) = done {
-                failures.push(format!("b_eff_io: error: {option} {e}"));
+        for mut o in self.files {
+            let written = o.file.write(o.kind.text(texts).as_bytes());
+            o.say_kept();
+            if let Err(e) = written.and_then(|()| o.file.release()) {
+                failures.push(format!("b_eff_io: error: {} {e}", o.option));
             }
         }
         failures
@@ -190,12 +214,35 @@ impl Outputs {
     /// the files that could not be written (their previous version stays).
     pub fn write_version(&mut self, texts: &Texts) -> Vec<String> {
         let mut failures = Vec::new();
-        for (option, kind, file) in &mut self.files {
-            if let Err(e) = file.write(kind.text(texts).as_bytes()) {
-                failures.push(format!("b_eff_io: error: {option} {e}"));
+        for o in &mut self.files {
+            let written = o.file.write(o.kind.text(texts).as_bytes());
+            o.say_kept();
+            if let Err(e) = written {
+                failures.push(format!("b_eff_io: error: {} {e}", o.option));
             }
         }
         failures
+    }
+}
+
+impl Output {
+    /// Says on stderr where the earlier file of this name is kept, once it was moved
+    /// there (and only once).
+    fn say_kept(&mut self) {
+        if self.kept_said {
+            return;
+        }
+        if let Some(kept) = self.file.kept_as() {
+            let path = self.file.path();
+            outfile::eprintln!(
+                "b_eff_io: note: {}: the earlier {} is kept as {}; this run writes {}",
+                self.option,
+                path.display(),
+                kept.display(),
+                path.display()
+            );
+            self.kept_said = true;
+        }
     }
 }
 
@@ -310,6 +357,42 @@ mod tests {
         assert_eq!(read("p.sum"), "second sum\n");
         assert_eq!(read("p.sum.1"), "first sum\n");
         assert_eq!(read("p.prot.1"), "first prot\n");
+    }
+
+    #[test]
+    fn an_earlier_sum_stays_in_place_until_the_run_goes_ahead() {
+        let dir = tempfile::tempdir().unwrap();
+        let prefix = dir.path().join("p");
+        std::fs::write(dir.path().join("p.sum"), "earlier sum\n").unwrap();
+        // Refused at its start (.prot is a folder): p.sum is not moved, nothing is said.
+        std::fs::create_dir(dir.path().join("p.prot")).unwrap();
+        let opts = Options::parse_args(["b_eff_io", "-f", prefix.to_str().unwrap()]).unwrap();
+        let failure = Outputs::reserve(&opts).unwrap_err();
+        assert_eq!(failure.code, Exit::Usage.code(), "{}", failure.message);
+        assert_eq!(names(dir.path()), ["p.prot", "p.sum"]);
+        std::fs::remove_dir(dir.path().join("p.prot")).unwrap();
+        // Reserved, then dropped before any pattern (refused later): still in place.
+        drop(Outputs::reserve(&opts).unwrap());
+        assert_eq!(names(dir.path()), ["p.sum"]);
+        // Reserved and gone ahead: kept under its numbered name, once.
+        let mut outputs = Outputs::reserve(&opts).unwrap();
+        assert_eq!(names(dir.path())[2], "p.sum");
+        outputs.keep_earlier();
+        outputs.keep_earlier();
+        assert!(outputs
+            .files
+            .iter()
+            .all(|o| o.kept_said == o.file.kept_as().is_some()));
+        let texts = Texts {
+            sum: "sum\n".into(),
+            prot: "prot\n".into(),
+            ..Texts::default()
+        };
+        assert!(outputs.write(&texts).is_empty());
+        assert_eq!(names(dir.path()), ["p.prot", "p.sum", "p.sum.1"]);
+        let read = |n: &str| std::fs::read_to_string(dir.path().join(n)).unwrap();
+        assert_eq!(read("p.sum.1"), "earlier sum\n");
+        assert_eq!(read("p.sum"), "sum\n");
     }
 
     #[test]

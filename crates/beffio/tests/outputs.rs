@@ -226,6 +226,81 @@ fn an_existing_output_file_refuses_the_run_with_exit_2() {
     std::fs::remove_dir_all(&out).unwrap();
 }
 
+/// A run refused at its start, in its reservations (`PREFIX.prot` is a folder: exit 2)
+/// or after them (a `--path` that is not there: exit 1), leaves an earlier `PREFIX.sum`
+/// where it was, byte for byte, and says nothing of keeping it; `-f DIR/` (which would
+/// write the hidden `DIR/.sum`) is refused with exit 2, naming the prefix that would do.
+#[test]
+fn a_refused_run_leaves_an_earlier_sum_in_place_and_says_nothing_of_it() {
+    let path = scratch("refused-path");
+    let out = scratch("refused-out");
+    let prefix = out.join("p");
+    let sum = out.join("p.sum");
+    let earlier = "earlier summary\n".repeat(100);
+    std::fs::write(&sum, &earlier).unwrap();
+    let unchanged = |what: &str, job: &Job| {
+        assert_eq!(std::fs::read_to_string(&sum).unwrap(), earlier, "{what}");
+        assert!(
+            !job.stderr.contains("kept as") && !job.stderr.contains("this run writes"),
+            "{what}: {}",
+            job.stderr
+        );
+    };
+    std::fs::create_dir(out.join("p.prot")).unwrap();
+    let args = [
+        "-T",
+        "1",
+        "-p",
+        path.to_str().unwrap(),
+        "-f",
+        prefix.to_str().unwrap(),
+    ];
+    let job = b_eff_io(2, &args);
+    assert_eq!(job.code, Some(2), "{job:#?}");
+    assert!(
+        job.stderr
+            .contains(&format!("{}: ", out.join("p.prot").display())),
+        "{}",
+        job.stderr
+    );
+    unchanged("a folder as PREFIX.prot", &job);
+    assert_eq!(mpitest::dir_entries(&out), ["p.prot", "p.sum"]);
+    std::fs::remove_dir(out.join("p.prot")).unwrap();
+    let gone = path.join("gone");
+    let args = [
+        "-T",
+        "1",
+        "-p",
+        gone.to_str().unwrap(),
+        "-f",
+        prefix.to_str().unwrap(),
+    ];
+    let job = b_eff_io(2, &args);
+    assert_eq!(job.code, Some(1), "{job:#?}");
+    assert!(
+        job.stderr.contains(gone.to_str().unwrap()),
+        "{}",
+        job.stderr
+    );
+    unchanged("a --path that is not there", &job);
+    assert_eq!(mpitest::dir_entries(&out), ["p.sum"]);
+    // A prefix that names a folder.
+    let folder = format!("{}/", out.display());
+    let job = b_eff_io(2, &["-T", "1", "-p", path.to_str().unwrap(), "-f", &folder]);
+    assert_eq!(job.code, Some(2), "{job:#?}");
+    assert!(
+        job.stderr.contains(&format!(
+            "'{folder}' names a folder, not the start of a file name"
+        )) && job.stderr.contains(&format!("{}/b_eff_io", out.display())),
+        "{}",
+        job.stderr
+    );
+    assert_eq!(mpitest::dir_entries(&out), ["p.sum"]);
+    assert!(mpitest::dir_entries(&path).is_empty());
+    std::fs::remove_dir_all(&path).unwrap();
+    std::fs::remove_dir_all(&out).unwrap();
+}
+
 /// A 64 KiB tmpfs filled but for `free_pages` pages of 4 KiB; `None` (after saying
 /// `SKIPPED`, or failing under `CI=true`) where it cannot be mounted.
 fn full_tmpfs(name: &str, free_pages: usize) -> Option<PathBuf> {

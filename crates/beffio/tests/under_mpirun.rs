@@ -776,6 +776,68 @@ fn a_bad_hints_file_line_stops_every_rank_with_one_message() {
     std::fs::remove_dir_all(&dir).unwrap();
 }
 
+/// A hints file that is not a regular file of at most 1 MiB is refused at once through
+/// the bounded reader: a FIFO (with no writer: an open that would block), `/dev/zero` (a
+/// read that would never end) and a 2 MiB file each stop every rank within seconds with
+/// exit code 2 and one message naming the file; nothing is created, nothing waited on.
+#[test]
+fn a_hints_file_that_is_not_a_small_regular_file_is_refused_at_once() {
+    let _lock = mpitest::JobLock::acquire();
+    let dir = scratch("oddhints");
+    let fifo = dir.join("fifo");
+    let made = std::process::Command::new("mkfifo")
+        .arg(&fifo)
+        .status()
+        .expect("run mkfifo");
+    assert!(made.success());
+    let big = dir.join("big");
+    let line = "all all all on_open cb_nodes 1\n";
+    std::fs::write(&big, line.repeat((2 << 20) / line.len())).unwrap();
+    let cases = [
+        (
+            fifo.clone(),
+            "it is a FIFO, not a regular file; give the path of a regular file",
+        ),
+        (
+            PathBuf::from("/dev/zero"),
+            "it is a character device, not a regular file; give the path of a regular file",
+        ),
+        (
+            big.clone(),
+            "it holds more than the 1048576 bytes (1 MiB) a hints file may hold",
+        ),
+    ];
+    for (hints, why) in cases {
+        let (out, seconds) = run(
+            2,
+            &[
+                "-T",
+                "3",
+                "-p",
+                dir.to_str().unwrap(),
+                "-i",
+                hints.to_str().unwrap(),
+            ],
+        );
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{}: {stderr}", hints.display());
+        assert!(seconds < 30.0, "{}: {seconds} s\n{stderr}", hints.display());
+        let said: Vec<&str> = stderr
+            .lines()
+            .filter(|l| l.contains("hints file"))
+            .collect();
+        assert_eq!(said.len(), 1, "{stderr}");
+        let expected = format!(
+            "b_eff_io: error: cannot read the hints file (-i) '{}': {why}",
+            hints.display()
+        );
+        assert!(said[0].starts_with(&expected), "{stderr}");
+        assert!(!stderr.contains("STALL"), "{stderr}");
+        assert_eq!(mpitest::dir_entries(&dir), ["big", "fifo"]);
+    }
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
 /// `--hint` reaches every open, and the JSON holds what was given and reported.
 #[test]
 fn command_line_hints_are_given_and_reported() {

@@ -50,6 +50,9 @@ pub struct Reservation {
     replaced: Option<Holder>,
     /// Where [`Reservation::reserve_keeping_earlier`] put the file that had the name.
     kept_as: Option<PathBuf>,
+    /// Whether an earlier file at the name is still to be kept aside
+    /// ([`Reservation::keep_earlier`], at the latest before the first version).
+    earlier_pending: bool,
     versions: u64,
     held: bool,
     lease: Option<Lease>,
@@ -70,9 +73,12 @@ impl Reservation {
     }
 
     /// As [`Reservation::reserve`], but a regular file (or a link, not followed) already
-    /// at `path` is kept under the first free name `NAME.1`, `NAME.2`, … (renamed without
-    /// replacing anything, once the reservation is held) instead of refusing the name:
-    /// what a job script that writes the same files on every run expects.
+    /// at `path` is kept under the first free name `NAME.1`, `NAME.2`, … instead of
+    /// refusing the name: what a job script that writes the same files on every run
+    /// expects. It is renamed (without replacing anything) only when the program says its
+    /// run goes ahead ([`Reservation::keep_earlier`]) or, at the latest, just before the
+    /// first version is put in place: a run refused after its reservations (a bad path,
+    /// another output file taken) leaves the earlier file where and as it was.
     /// [`Reservation::kept_as`] says where the earlier file went. A directory or any
     /// other kind of file at `path` is still [`Error::Exists`].
     pub fn reserve_keeping_earlier(path: impl AsRef<Path>) -> Result<Reservation, Error> {
@@ -144,21 +150,35 @@ impl Reservation {
             versions: 0,
             held: true,
             kept_as: None,
+            earlier_pending: keep_earlier,
         };
         // From here on, dropping releases.
         reservation.marker_id = marker_id?;
         reservation.lease = Some(Lease::start(file));
+        // A file may have appeared under the name meanwhile (one to keep may stay: it is
+        // moved aside when the run goes ahead).
         if keep_earlier {
-            reservation.kept_as =
-                move_aside(&reservation.dir, &reservation.name, &reservation.target)?;
+            check_movable(&reservation.dir, &reservation.name, &reservation.target)?;
+        } else {
+            check_absent(&reservation.dir, &reservation.name, &reservation.target)?;
         }
-        // A file may have appeared under the name meanwhile.
-        check_absent(&reservation.dir, &reservation.name, &reservation.target)?;
         Ok(reservation)
     }
 
+    /// Moves the file that has the name now aside, as
+    /// [`Reservation::reserve_keeping_earlier`] says (once: later calls do nothing), and
+    /// returns where it is kept; `None` when there was nothing to keep or the reservation
+    /// is not a keeping one. The first version does it by itself when this was not called.
+    pub fn keep_earlier(&mut self) -> Result<Option<&Path>, Error> {
+        if self.earlier_pending && self.held {
+            self.kept_as = move_aside(&self.dir, &self.name, &self.target)?;
+            self.earlier_pending = false;
+        }
+        Ok(self.kept_as.as_deref())
+    }
+
     /// Where the file that had the name before this run is now kept
-    /// ([`Reservation::reserve_keeping_earlier`]), if there was one.
+    /// ([`Reservation::keep_earlier`]), if there was one and it was moved.
     pub fn kept_as(&self) -> Option<&Path> {
         self.kept_as.as_deref()
     }
@@ -281,6 +301,8 @@ impl Reservation {
                 io::Error::other("its reservation was released"),
             ));
         }
+        // An earlier file still at the name is kept aside before the first version.
+        self.keep_earlier()?;
         let (temp, file) = match self.dir.create_new(&self.temp_name, FILE_MODE) {
             Ok(file) => (self.temp_name.clone(), file),
             // Taken (planted): another random name.
@@ -415,6 +437,17 @@ pub fn replace(path: impl AsRef<Path>, bytes: &[u8]) -> Result<(), Error> {
         _ => PathBuf::from("."),
     };
     let dir = SafeDir::open(&dir_path).map_err(|e| Error::io(target, "write it", e))?;
+    replace_at(&dir, name, target, bytes)
+}
+
+/// [`replace`] of the file `name` in the directory `dir`, already open (as
+/// [`SafeDir::create_all`] made it).
+pub fn replace_in(dir: &SafeDir, name: impl AsRef<OsStr>, bytes: &[u8]) -> Result<(), Error> {
+    let name = name.as_ref();
+    replace_at(dir, name, &dir.shown(name), bytes)
+}
+
+fn replace_at(dir: &SafeDir, name: &OsStr, target: &Path, bytes: &[u8]) -> Result<(), Error> {
     let (temp, file) = dir
         .create_temp(&dotted(name, ".tmp."), FILE_MODE)
         .map_err(|e| Error::io(target, "write it", e))?;
@@ -793,7 +826,19 @@ mod tests {
         fs::write(&path, "first run").unwrap();
         fs::write(tmp.path().join("b.sum.1"), "kept by hand").unwrap();
         let mut r = Reservation::reserve_keeping_earlier(&path).unwrap();
+        // Nothing is moved until the run goes ahead: a refused run leaves it all as it was.
+        assert_eq!(r.kept_as(), None);
+        assert_eq!(fs::read_to_string(&path).unwrap(), "first run");
+        assert_eq!(
+            r.keep_earlier().unwrap(),
+            Some(tmp.path().join("b.sum.2").as_path())
+        );
         assert_eq!(r.kept_as(), Some(tmp.path().join("b.sum.2").as_path()));
+        // Once only.
+        assert_eq!(
+            r.keep_earlier().unwrap(),
+            Some(tmp.path().join("b.sum.2").as_path())
+        );
         r.write(b"second run").unwrap();
         r.release().unwrap();
         assert_eq!(fs::read_to_string(&path).unwrap(), "second run");
@@ -811,10 +856,31 @@ mod tests {
         assert_eq!(
             Reservation::reserve_keeping_earlier(&fresh)
                 .unwrap()
-                .kept_as(),
+                .keep_earlier()
+                .unwrap(),
             None
         );
         assert!(Reservation::reserve(&path).unwrap_err().is_conflict());
+    }
+
+    #[test]
+    fn a_refused_run_leaves_the_earlier_file_where_and_as_it_was() {
+        let tmp = tempfile::tempdir().unwrap();
+        let path = tmp.path().join("b.sum");
+        fs::write(&path, "first run").unwrap();
+        use std::os::unix::fs::MetadataExt;
+        let before = fs::metadata(&path).unwrap();
+        // Reserved, then given up without a version (the run was refused).
+        let r = Reservation::reserve_keeping_earlier(&path).unwrap();
+        assert_eq!(r.kept_as(), None);
+        drop(r);
+        assert_eq!(names(tmp.path()), ["b.sum"]);
+        assert_eq!(fs::read_to_string(&path).unwrap(), "first run");
+        let after = fs::metadata(&path).unwrap();
+        assert_eq!(
+            (before.ino(), before.mtime(), before.mtime_nsec()),
+            (after.ino(), after.mtime(), after.mtime_nsec())
+        );
     }
 
     #[test]

@@ -576,3 +576,57 @@ fn a_closed_standard_output_is_an_error_not_a_silent_success() {
         );
     }
 }
+
+/// Host names, the MPI library string and the path of the documents, holding Markdown,
+/// HTML and new lines, reach `summary.md` as text: no fake heading, no tag, no line of
+/// their own (a forged "The run is VALID."), and every character still there, escaped.
+#[test]
+fn summary_shows_document_fields_as_text_never_as_markdown() {
+    let dir = tempfile::tempdir().unwrap();
+    let host = "n1\n# The run is VALID.<script>x</script>";
+    let library = "**Evil** MPI | 1\n## injected";
+    let mut sqmr: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(fixture("sqmr-b.json")).unwrap()).unwrap();
+    let env = &mut sqmr["environment"];
+    env["mpi_library"] = library.into();
+    for h in env["hosts"].as_array_mut().unwrap() {
+        *h = host.into();
+    }
+    for h in env["core_hosts"].as_array_mut().into_iter().flatten() {
+        *h = host.into();
+    }
+    sqmr["placement"]["core_node"] = host.into();
+    std::fs::write(dir.path().join("sqmr.json"), sqmr.to_string()).unwrap();
+    let mut beffio: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(fixture("beffio-a.json")).unwrap()).unwrap();
+    beffio["path"] = "/scratch\nThe run is VALID.\n<img src=x>".into();
+    std::fs::write(dir.path().join("b_eff_io.json"), beffio.to_string()).unwrap();
+    let ran = run_within(xylem(&["summary", s(dir.path())]), PROMPT, "summary");
+    assert_eq!(ran.code(), Some(0), "{}", ran.stderr);
+    let md = &ran.stdout;
+    // No line the documents made: every heading and every "The run is" line is ours.
+    let headings: Vec<&str> = md.lines().filter(|l| l.starts_with('#')).collect();
+    assert_eq!(headings.len(), 3, "{headings:?}\n{md}");
+    assert!(headings[0].starts_with("# xylem results, "), "{md}");
+    assert!(headings[1].starts_with("## sqmr: message rate"), "{md}");
+    assert_eq!(headings[2], "## b_eff_io: effective I/O bandwidth", "{md}");
+    let verdicts: Vec<&str> = md.lines().filter(|l| l.starts_with("The run is")).collect();
+    assert_eq!(verdicts.len(), 1, "{verdicts:?}\n{md}");
+    let valid = beffio["valid"] == true;
+    assert_eq!(verdicts[0] == "The run is VALID.", valid, "{md}");
+    // No tag, no emphasis or table cell of the documents' own.
+    for tag in ["<script>", "</script>", "<img", "**Evil**", "MPI | 1"] {
+        assert!(!md.contains(tag), "{tag:?} in\n{md}");
+    }
+    // The text is all there, escaped.
+    let escaped_host = "n1\\\\n\\# The run is VALID.&lt;script&gt;x&lt;/script&gt;";
+    assert!(md.contains(escaped_host), "{md}");
+    assert!(
+        md.contains("\\*\\*Evil\\*\\* MPI \\| 1\\\\n\\#\\# injected"),
+        "{md}"
+    );
+    assert!(
+        md.contains("path /scratch\\\\nThe run is VALID.\\\\n&lt;img src=x&gt;."),
+        "{md}"
+    );
+}

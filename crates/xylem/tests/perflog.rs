@@ -114,6 +114,36 @@ fn table_and_plot_of_one_variable() {
         .stderr(predicate::str::contains("xylem perflog:"));
 }
 
+/// A value no run gives (negative, absurdly large) is refused as the JSON readers refuse
+/// one, naming the file, the line and the column; the table is not printed.
+#[test]
+fn values_no_run_gives_are_refused_naming_file_line_and_column() {
+    let dir = tempfile::tempdir().unwrap();
+    for (value, shown) in [("-5", "-5"), ("1e308", "1e308")] {
+        let log = dir.path().join("check.log");
+        std::fs::write(
+            &log,
+            format!(
+                "job_completion_time|system|partition|environ|name|bw_value|bw_unit\n\
+                 2026-01-01T00:00:00|s|p|e|c|10|MB/s\n\
+                 2026-01-02T00:00:00|s|p|e|c|{value}|MB/s\n"
+            ),
+        )
+        .unwrap();
+        xylem()
+            .arg("perflog")
+            .arg(&log)
+            .assert()
+            .code(1)
+            .stdout("")
+            .stderr(format!(
+                "xylem perflog: {}, line 3: column `bw_value` is {shown}, which no run gives; \
+                 expected a number from 0 to 1e15; fix or remove the record\n",
+                log.display()
+            ));
+    }
+}
+
 #[test]
 fn what_is_not_a_perflog_is_refused_with_its_name() {
     let dir = tempfile::tempdir().unwrap();

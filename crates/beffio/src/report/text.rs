@@ -1,4 +1,7 @@
-//! The text report on stdout: header, per-partition figures and the final line.
+//! The text report on stdout: header, per-partition figures and the final line. Names
+//! that come from the machine or the user (host, path, file system) are shown with
+//! [`outfile::shown::text`]: a control character is a visible escape, never a new line
+//! or a terminal escape.
 
 use super::RunInfo;
 use crate::figures::{b_eff_io_2_1, b_eff_io_paper};
@@ -6,6 +9,7 @@ use crate::hints::{shown, value_of, Hint};
 use crate::results::PartitionResult;
 use crate::schedule::Access;
 use crate::units::{format_size, MB};
+use outfile::shown;
 use std::fmt::Write;
 
 /// The header printed before the run.
@@ -17,7 +21,7 @@ pub fn header(info: &RunInfo) -> String {
         info.version
     );
     let _ = writeln!(out, "date              {}", info.date);
-    let _ = writeln!(out, "host              {}", info.host);
+    let _ = writeln!(out, "host              {}", shown::text(&info.host));
     let _ = writeln!(out, "processes         {}", info.processes);
     let _ = writeln!(
         out,
@@ -36,9 +40,10 @@ pub fn header(info: &RunInfo) -> String {
     );
     let parts: Vec<String> = info.partitions.iter().map(|p| p.to_string()).collect();
     let _ = writeln!(out, "partitions        {}", parts.join(","));
-    let _ = writeln!(out, "path              {}", info.path);
+    let _ = writeln!(out, "path              {}", shown::text(&info.path));
     if !info.file_system.mount.fs_type.is_empty() {
-        let _ = writeln!(out, "file system       {}", info.file_system.header_line());
+        let line = info.file_system.header_line();
+        let _ = writeln!(out, "file system       {}", shown::text(&line));
     }
     out.push_str(&hints_header(info));
     let mut flags: Vec<String> = Vec::new();
@@ -275,6 +280,35 @@ mod tests {
         }
         assert!(h.contains("MPI-IO hints      none (MPI_INFO_NULL)"), "{h}");
         assert!(!h.contains("machine memory"), "{h}");
+    }
+
+    /// Names from the machine and the user (host, path; the same for the `.sum` and
+    /// `.prot` headers): a control character is a visible escape, no line is forged.
+    #[test]
+    fn names_with_control_characters_are_shown_escaped() {
+        let plain = header(&info());
+        let mut i = info();
+        i.host = "h\nprocesses         9999\x1b[2J".into();
+        i.path = "/s\rx\u{9b}1m".into();
+        i.system.nodename = "n\ny".into();
+        let h = header(&i);
+        assert_eq!(h.lines().count(), plain.lines().count(), "{h}");
+        assert!(
+            h.contains("host              h\\nprocesses         9999\\x1b[2J\n"),
+            "{h}"
+        );
+        assert!(h.contains("path              /s\\rx\\u{009b}1m\n"), "{h}");
+        let sum = crate::report::v21::summary_file(&i, &[]);
+        let plain_sum = crate::report::v21::summary_file(&info(), &[]);
+        assert_eq!(sum.lines().count(), plain_sum.lines().count(), "{sum}");
+        assert!(sum.contains("PATH=/s\\rx\\u{009b}1m, PREFIX=-\n"), "{sum}");
+        assert!(sum.contains("hostname    : n\\ny\n"), "{sum}");
+        for text in [&h, &sum] {
+            assert!(
+                !text.chars().any(|c| c.is_control() && c != '\n'),
+                "{text:?}"
+            );
+        }
     }
 
     #[test]

@@ -32,6 +32,7 @@ use crate::results::{AccessResult, PartitionResult, PatternResult, UnfinishedPar
 use crate::schedule::Access;
 use crate::units::{mb_per_s, MB};
 use crate::validity::{self, Criteria, Rule, ValidityInput};
+use outfile::shown;
 use std::fmt::Write;
 
 /// Type 0's pattern with 1 MB chunks from 2 MB of memory per call: not in the table rows,
@@ -73,12 +74,13 @@ impl System {
         }
     }
 
-    /// The five names separated by spaces, as 2.1's title and last line show them.
+    /// The five names separated by spaces, as 2.1's title and last line show them
+    /// (control characters as visible escapes: the line stays one line).
     pub fn line(&self) -> String {
-        format!(
+        shown::text(&format!(
             "{} {} {} {} {}",
             self.sysname, self.nodename, self.release, self.version, self.machine
-        )
+        ))
     }
 }
 
@@ -144,18 +146,20 @@ pub fn header(info: &RunInfo) -> String {
         }
     }
     let _ = writeln!(out, "{line}");
+    // Names from the user and the machine: control characters shown as visible escapes,
+    // so that no field starts a line of its own (2.1's scripts read these files by line).
     let _ = writeln!(
         out,
         "PATH={}, PREFIX={}",
-        info.path,
-        info.prefix.as_deref().unwrap_or("-")
+        shown::text(&info.path),
+        shown::text(info.prefix.as_deref().unwrap_or("-"))
     );
     let s = &info.system;
-    let _ = writeln!(out, "       system name : {}", s.sysname);
-    let _ = writeln!(out, "       hostname    : {}", s.nodename);
-    let _ = writeln!(out, "       OS release  : {}", s.release);
-    let _ = writeln!(out, "       OS version  : {}", s.version);
-    let _ = writeln!(out, "       machine     : {}\n", s.machine);
+    let _ = writeln!(out, "       system name : {}", shown::text(&s.sysname));
+    let _ = writeln!(out, "       hostname    : {}", shown::text(&s.nodename));
+    let _ = writeln!(out, "       OS release  : {}", shown::text(&s.release));
+    let _ = writeln!(out, "       OS version  : {}", shown::text(&s.version));
+    let _ = writeln!(out, "       machine     : {}\n", shown::text(&s.machine));
     let _ = writeln!(out, "Date of measurement: {}\n", info.date);
     out
 }

@@ -12,8 +12,10 @@ use crate::topology::Topology;
 pub const REFERENCE_VERSION: &str = "1.1.0";
 
 /// The header printed before the first size. `date` is local time already formatted as
-/// `mm/dd/yy HH:MM:SS`; `host` is rank 0's processor name.
+/// `mm/dd/yy HH:MM:SS`; `host` is rank 0's processor name (its control characters shown
+/// as visible escapes: a host name cannot start a line of its own).
 pub fn header(config: &Config, date: &str, host: &str) -> String {
+    let host = outfile::shown::text(host);
     let field = |name: &str, value: &dyn std::fmt::Display| format!("# {name:<35}: {value}\n");
     let mut out = format!(
         "# SQMR v{REFERENCE_VERSION} - MPI maximal message rate benchmark\n\
@@ -168,7 +170,7 @@ pub fn verbose(config: &Config, hosts: &[String]) -> String {
     }
     out += "\n";
     for (rank, host) in hosts.iter().enumerate() {
-        out += &format!("# rank {rank} is on {host}\n");
+        out += &format!("# rank {rank} is on {}\n", outfile::shown::text(host));
     }
     out
 }
@@ -355,5 +357,21 @@ mod tests {
         assert!(text.contains("# max_msgsize 4194304\n\n# core rank 0 has neighbor ranks 2 3\n"));
         assert!(text.contains("# core rank 1 has neighbor ranks 4 5\n\n# rank 0 is on a\n"));
         assert!(text.ends_with("# rank 5 is on c\n"));
+    }
+
+    #[test]
+    fn host_names_cannot_forge_lines_nor_reach_the_terminal() {
+        let hosts = vec!["n1\n# rank 9 is on x\x1b[2J".to_string()];
+        let text = verbose(&config(), &hosts);
+        assert!(
+            text.ends_with("# rank 0 is on n1\\n# rank 9 is on x\\x1b[2J\n"),
+            "{text}"
+        );
+        let head = header(&config(), "01/02/26 03:04:05", &hosts[0]);
+        assert!(
+            head.contains("with rank 0 on n1\\n# rank 9 is on x\\x1b[2J\n#\n"),
+            "{head}"
+        );
+        assert!(!head.contains('\x1b') && !text.contains('\x1b'));
     }
 }
