@@ -563,10 +563,11 @@ fn run_partitions(
         } else {
             Color::undefined()
         };
-        let waiting = size as i32..n as i32;
-        if rank == 0 && !waiting.is_empty() {
+        // The ranks outside, when this rank is the partition's rank 0 and there are any.
+        let beacon_to = Some(size as i32..n as i32).filter(|w| rank == 0 && !w.is_empty());
+        if let Some(to) = &beacon_to {
             // Connections made before any timed window.
-            heartbeat.pulse(waiting.clone());
+            heartbeat.pulse(to.clone());
         }
         // Ranks outside the partition have no result and no failure of their own.
         let outcome = world.split_by_color(color).map(|comm| {
@@ -607,9 +608,9 @@ fn run_partitions(
                 progress: progress.clone(),
                 watch: watch.progress.clone(),
                 on_pattern: &keep_pattern,
-                beacon: (rank == 0 && !waiting.is_empty()).then(|| partition::Beacon {
+                beacon: beacon_to.clone().map(|to| partition::Beacon {
                     heartbeat: &heartbeat,
-                    to: waiting.clone(),
+                    to,
                 }),
             };
             partition::PartitionRun::new(setup, feedback, opts.posix_baseline)
@@ -626,8 +627,8 @@ fn run_partitions(
                 benchkit::heartbeat::listening_allowance(&watch.progress),
             );
             heartbeat.listen(0, &watch.progress);
-        } else if rank == 0 && !waiting.is_empty() {
-            heartbeat.done(waiting.clone());
+        } else if let Some(to) = beacon_to {
+            heartbeat.done(to);
         }
         // A failure inside reaches everyone.
         watch.progress.at(format!(

@@ -162,6 +162,9 @@ impl Results {
             };
             let mut doc =
                 Document::new(config.clone(), started.to_rfc3339(), environment, placement);
+            // Until the run replaces it (complete, or saying why it stopped), a version
+            // says what one left like that means.
+            doc.stopped = Some(benchkit::stall::NOT_REPLACED.to_string());
             if let Some(applied) = network {
                 doc.network_selection = Some(applied.summary);
                 doc.network = applied.record;
@@ -195,24 +198,14 @@ impl Results {
 
     /// Writes the document's next version to the `--json` and `--csv` files.
     fn write_files(&mut self) -> Result<(), Failure> {
-        let Some(doc) = &mut self.document else {
+        let Some(doc) = &self.document else {
             return Ok(());
         };
-        // A version the run may not live to replace says so.
-        let going_on = !doc.complete && doc.stopped.is_none();
-        if going_on {
-            doc.stopped = Some(benchkit::stall::NOT_REPLACED.to_string());
-        }
         let repeats = self.repeats;
-        let doc_ref = &*doc;
-        let written = write_output(&mut self.json, || doc_ref.to_json()).and_then(|()| {
-            let run = benchkit::provenance::csv_fields(doc_ref.provenance.as_ref());
-            write_output(&mut self.csv, || csv::render(&doc_ref.sizes, repeats, &run))
-        });
-        if going_on {
-            doc.stopped = None;
-        }
-        written
+        write_output(&mut self.json, || doc.to_json()).and_then(|()| {
+            let run = benchkit::provenance::csv_fields(doc.provenance.as_ref());
+            write_output(&mut self.csv, || csv::render(&doc.sizes, repeats, &run))
+        })
     }
 
     /// Adds a measured size: the files first, which keep it even if the table cannot be
@@ -247,6 +240,7 @@ impl Results {
         };
         doc.validation = validation;
         doc.complete = true;
+        doc.stopped = None;
         doc.mark_ended();
         for anomaly in crate::anomalies::judge(&doc.sizes) {
             if !doc.warnings.iter().any(|w| w.msgsize == anomaly.msgsize) {

@@ -181,7 +181,8 @@ impl ScanResults {
             schema_version: SCAN_SCHEMA_VERSION,
             version: env!("CARGO_PKG_VERSION").into(),
             complete: false,
-            stopped: None,
+            // Until the scan replaces it (with a verdict, or saying why it stopped).
+            stopped: Some(benchkit::stall::NOT_REPLACED.to_string()),
             network_selection: network.as_ref().map(|a| a.summary.clone()),
             network: network.and_then(|a| a.record),
             provenance: Some(benchkit::provenance::describe(
@@ -208,22 +209,12 @@ impl ScanResults {
     }
 
     fn write(&mut self) -> Result<(), Failure> {
-        let Some(doc) = &mut self.document else {
+        let Some(doc) = &self.document else {
             return Ok(());
         };
-        // A version the scan may not live to replace says so.
-        let going_on = !doc.complete && doc.stopped.is_none();
-        if going_on {
-            doc.stopped = Some(benchkit::stall::NOT_REPLACED.to_string());
-        }
-        let doc_ref = &*doc;
-        let written = write_output(&mut self.json, || {
-            serde_json::to_string_pretty(doc_ref).expect("a scan document serializes") + "\n"
-        });
-        if going_on {
-            doc.stopped = None;
-        }
-        written
+        write_output(&mut self.json, || {
+            serde_json::to_string_pretty(doc).expect("a scan document serializes") + "\n"
+        })
     }
 
     /// The pairs so far, without a verdict: the file's next version.
@@ -254,6 +245,7 @@ impl ScanResults {
         let outcome = assemble(nodes.len(), first, again, self.settings.threshold);
         doc.scan = Scan::new(self.settings.clone(), nodes, &outcome, wall_s);
         doc.complete = true;
+        doc.stopped = None;
         if let Some(p) = &mut doc.provenance {
             p.ended = Some(chrono::Local::now().to_rfc3339());
         }
