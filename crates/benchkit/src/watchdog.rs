@@ -229,16 +229,6 @@ impl std::fmt::Debug for Watchdog {
 /// line when the end came first (Open MPI's mpirun at a stall, MPICH 5's hydra at a panic).
 pub const FORWARD_PAUSE: Duration = Duration::from_millis(200);
 
-/// This host's name before MPI can say it (the kernel's, which is what MPI's processor
-/// name is on every library here).
-fn host_name() -> String {
-    std::fs::read_to_string("/proc/sys/kernel/hostname")
-        .map(|h| h.trim().to_string())
-        .ok()
-        .filter(|h| !h.is_empty())
-        .unwrap_or_else(|| "this host".to_string())
-}
-
 impl Watchdog {
     /// Starts watching this rank: `timeout` without progress ends the process (see the
     /// module). `None` for the timeout (`--stall-timeout 0`) watches nothing.
@@ -259,7 +249,8 @@ impl Watchdog {
             .and_then(|l| l.task)
             .and_then(|t| i32::try_from(t).ok())
             .unwrap_or(-1);
-        let dog = Self::start(program, rank, &host_name(), timeout);
+        // The kernel's host name: what MPI's processor name is on every library here.
+        let dog = Self::start(program, rank, &outfile::owner::this_host(), timeout);
         dog.progress.at(AT_INIT);
         test_stop(rank);
         dog
