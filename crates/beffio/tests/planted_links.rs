@@ -5,7 +5,7 @@
 //! byte-identical. Needs root (to make a link of `nobody`): elsewhere the test says
 //! `SKIPPED`, and under `CI=true` it fails.
 
-use std::os::unix::fs::{lchown, symlink, PermissionsExt};
+use std::os::unix::fs::{lchown, symlink};
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
@@ -14,7 +14,7 @@ use mpitest::hostile::{self, Victim};
 use mpitest::Installation;
 
 const BIN: &str = env!("CARGO_BIN_EXE_b_eff_io");
-const NOBODY: u32 = 65534;
+use hostile::NOBODY;
 /// A run directory of the victim's, left by a process that is gone.
 const RUN: &str = "b_eff_io.20200101T000000.1";
 
@@ -44,12 +44,8 @@ fn planted(mode: u32) -> Option<(tempfile::TempDir, PathBuf, PathBuf, Victim)> {
     }
     let victim = Victim::new(tmp.path());
     lchown(&victim.dir, Some(NOBODY), Some(NOBODY)).unwrap();
-    let shared = tmp.path().join("shared");
-    std::fs::create_dir(&shared).unwrap();
-    std::fs::set_permissions(&shared, std::fs::Permissions::from_mode(mode)).unwrap();
-    let place = shared.join("place");
-    symlink(&victim.dir, &place).unwrap();
-    lchown(&place, Some(NOBODY), Some(NOBODY)).unwrap();
+    let shared = hostile::shared_folder(tmp.path(), mode);
+    let place = hostile::plant_parent(&shared, &victim.dir, NOBODY);
     let real = tmp.path().join("real");
     std::fs::create_dir(&real).unwrap();
     Some((tmp, place, real, victim))

@@ -6,12 +6,12 @@
 
 mod common;
 
-use std::os::unix::fs::{lchown, symlink, PermissionsExt};
+use std::os::unix::fs::lchown;
 
 use common::sqmr;
 use mpitest::hostile::{self, Victim};
 
-const NOBODY: u32 = 65534;
+use hostile::NOBODY;
 
 #[test]
 fn outputs_through_a_planted_link_are_refused() {
@@ -23,12 +23,8 @@ fn outputs_through_a_planted_link_are_refused() {
         let tmp = tempfile::tempdir().unwrap();
         let victim = Victim::new(tmp.path());
         lchown(&victim.dir, Some(NOBODY), Some(NOBODY)).unwrap();
-        let shared = tmp.path().join("shared");
-        std::fs::create_dir(&shared).unwrap();
-        std::fs::set_permissions(&shared, std::fs::Permissions::from_mode(mode)).unwrap();
-        let place = shared.join("place");
-        symlink(&victim.dir, &place).unwrap();
-        lchown(&place, Some(NOBODY), Some(NOBODY)).unwrap();
+        let shared = hostile::shared_folder(tmp.path(), mode);
+        let place = hostile::plant_parent(&shared, &victim.dir, NOBODY);
         for option in ["--json", "--csv"] {
             let out = place.join("s.out").display().to_string();
             let job = sqmr(

@@ -12,7 +12,7 @@ use std::time::Duration;
 
 use mpitest::hostile::{self, Victim};
 
-const NOBODY: u32 = 65534;
+use hostile::NOBODY;
 
 /// A shared folder (`mode`, root's) and, beside it, the victim's folder (nobody's, with
 /// `plot.svg` among its files); `None` after `SKIPPED` where this process is not root.
@@ -31,18 +31,13 @@ fn shared(mode: u32) -> Option<(tempfile::TempDir, PathBuf, Victim)> {
         lchown(&entry.0, Some(NOBODY), Some(NOBODY)).unwrap();
     }
     lchown(&victim.dir, Some(NOBODY), Some(NOBODY)).unwrap();
-    let shared = tmp.path().join("shared");
-    std::fs::create_dir(&shared).unwrap();
-    std::fs::set_permissions(&shared, std::fs::Permissions::from_mode(mode)).unwrap();
+    let shared = hostile::shared_folder(tmp.path(), mode);
     Some((tmp, shared, victim))
 }
 
 /// Plants `shared/place` → the victim's folder, owned by `uid`; returns it.
 fn plant(shared: &Path, victim: &Victim, uid: u32) -> PathBuf {
-    let place = shared.join("place");
-    symlink(&victim.dir, &place).unwrap();
-    lchown(&place, Some(uid), Some(uid)).unwrap();
-    place
+    hostile::plant_parent(shared, &victim.dir, uid)
 }
 
 /// Runs `xylem ARGS` for at most 60 s (a hang fails the test): its exit code and

@@ -99,6 +99,28 @@ pub fn next_pids(count: u32) -> impl Iterator<Item = u32> {
     (last + 1)..(last + 1 + count)
 }
 
+/// The user id of `nobody`: the other user of the tests that need one.
+pub const NOBODY: u32 = 65534;
+
+/// A folder `base/shared` of this process's user that others can write (`mode`, sticky
+/// or not). Root's, in the tests that plant links of another user in it.
+pub fn shared_folder(base: &Path, mode: u32) -> PathBuf {
+    use std::os::unix::fs::PermissionsExt;
+    let shared = base.join("shared");
+    std::fs::create_dir(&shared).unwrap();
+    std::fs::set_permissions(&shared, std::fs::Permissions::from_mode(mode)).unwrap();
+    shared
+}
+
+/// Plants `shared/place`, a symbolic link to `target` owned by `uid`, as another user
+/// would plant a parent folder (`ln -s ~bob/job /shared/place`); returns its path.
+pub fn plant_parent(shared: &Path, target: &Path, uid: u32) -> PathBuf {
+    let place = shared.join("place");
+    std::os::unix::fs::symlink(target, &place).unwrap();
+    std::os::unix::fs::lchown(&place, Some(uid), Some(uid)).unwrap();
+    place
+}
+
 /// Plants, in `dir`, a symbolic link to `target` at each of `names`; returns how many.
 pub fn plant_links(dir: &Path, names: impl IntoIterator<Item = String>, target: &Path) -> usize {
     names
