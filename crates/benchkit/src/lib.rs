@@ -1,7 +1,10 @@
 //! What every xylem benchmark binary is built from, so that they behave alike.
 //!
 //! Without MPI (the benchmarks' MPI-free cores use these too):
-//! - [`exit`]: one exit-code type (0, 1, 2, 3, 5, 128 + signal) with its meaning;
+//! - [`exit`]: one exit-code type (0 to 6, 128 + signal) and the one table of what each
+//!   program's codes mean, which the man pages are made from;
+//! - [`keeper`]: the one keeper of a benchmark's result documents while it runs (every
+//!   version, running, stopped or complete, from whichever thread);
 //! - [`size`]: one grammar for byte counts on the command line (`4096`, `64K`, `64MiB`,
 //!   `1.5G`), with the ranges each option takes;
 //! - [`network`]: one definition of `--enable`, `--disable` and `--strict`;
@@ -27,6 +30,7 @@
 //! The output-file layer every binary shares is the `outfile` crate (no MPI either).
 
 pub mod exit;
+pub mod keeper;
 pub mod network;
 pub mod progress;
 pub mod provenance;

@@ -2,12 +2,14 @@
 //! EXAMPLES of `sqmr`, `b_eff_io` and `xylem`, and b_eff_io's 2.1 spellings in its
 //! SYNOPSIS. The words are those of docs/sqmr.md and docs/b_eff_io.md, shortened.
 
+use benchkit::exit::{table, Program};
 use roff::{bold, italic, roman, Inline, Roff};
 
 /// The sections of one program's page that clap does not make.
 pub struct Extra {
-    /// Exit code (or range) and meaning.
-    pub exit_status: &'static [(&'static str, &'static str)],
+    /// The program whose exit-code table ([`benchkit::exit::table`]) is the page's EXIT
+    /// STATUS.
+    pub program: Program,
     /// Variable and what it does.
     pub environment: &'static [(&'static str, &'static str)],
     /// File and what it is.
@@ -29,40 +31,40 @@ const COMMON_ENVIRONMENT: [(&str, &str); 2] = [
 ];
 
 const SQMR: Extra = Extra {
-    exit_status: &[
-        ("0", "The run completed (or --help, --version)."),
-        ("1", "An output file or standard output could not be written; a panic on one rank."),
-        ("2", "Bad input: an option, the job size, an output name that exists, is reserved, or lies behind a link another user planted."),
-        ("3", "--validate found damaged messages."),
-        ("4", "--scan flagged a slow node or link."),
-        ("5", "The launcher started several tasks but MPI sees a world of one."),
-        ("6", "A rank made no progress for --stall-timeout seconds; the files keep what was measured."),
-        ("128+N", "Signal N (SIGINT, SIGTERM) reached a rank; the files keep the sizes measured."),
-        ("141", "Standard output is a pipe whose reader has gone."),
-    ],
+    program: Program::Sqmr,
     environment: &COMMON_ENVIRONMENT,
     files: &[
-        ("PATH (--json, --csv)", "Written by rank 0 after every size, each version complete."),
-        (".PATH.xylem-reservation", "Beside each output while the run writes it; names the run."),
+        (
+            "PATH (--json, --csv)",
+            "Written by rank 0 after every size, each version complete.",
+        ),
+        (
+            ".PATH.xylem-reservation",
+            "Beside each output while the run writes it; names the run.",
+        ),
     ],
     examples: &[
-        ("Four core ranks against four neighbours each, JSON kept:", "mpirun -n 20 sqmr --num_cores 4 --num_nbors 4 --json rates.json"),
-        ("Intervals of each size's median, every message checked:", "mpirun -n 2 sqmr --repeat 9 --validate --max_msgsize 4096"),
-        ("Over InfiniBand only:", "mpirun -n 16 sqmr --enable ib --json ib.json"),
-        ("Every node of an allocation, the slow one flagged (exit 4):", "srun sqmr --scan --json scan.json"),
+        (
+            "Four core ranks against four neighbours each, JSON kept:",
+            "mpirun -n 20 sqmr --num_cores 4 --num_nbors 4 --json rates.json",
+        ),
+        (
+            "Intervals of each size's median, every message checked:",
+            "mpirun -n 2 sqmr --repeat 9 --validate --max_msgsize 4096",
+        ),
+        (
+            "Over InfiniBand only:",
+            "mpirun -n 16 sqmr --enable ib --json ib.json",
+        ),
+        (
+            "Every node of an allocation, the slow one flagged (exit 4):",
+            "srun sqmr --scan --json scan.json",
+        ),
     ],
 };
 
 const BEFFIO: Extra = Extra {
-    exit_status: &[
-        ("0", "The run completed and read back what it wrote (VALID or NOT VALID)."),
-        ("1", "The run failed: an I/O error, a full disk, an unusable path, an output that cannot be written."),
-        ("2", "Bad input: options, network selection, an output file that exists or lies behind a link another user planted, buffers a host cannot hold."),
-        ("3", "Read found data errors (each bad chunk is named)."),
-        ("5", "The launcher started several tasks but MPI sees a world of one."),
-        ("6", "A rank made no progress for --stall-timeout seconds; the files keep every pattern measured."),
-        ("128+N", "Signal N (SIGINT, SIGTERM) reached a rank; the files keep what was measured."),
-    ],
+    program: Program::BEffIo,
     environment: &COMMON_ENVIRONMENT,
     files: &[
         ("PATH/b_eff_io.STAMP.PID/", "The run directory under --path: the benchmark files and b_eff_io.owner; removed at the end unless --keep."),
@@ -78,12 +80,7 @@ const BEFFIO: Extra = Extra {
 };
 
 const XYLEM: Extra = Extra {
-    exit_status: &[
-        ("0", "Done."),
-        ("1", "It failed: a file that cannot be read or written, a result that is not one, nothing to plot."),
-        ("2", "Bad input: an option, a network selection that cannot be resolved, a place --out folder behind a link another user planted."),
-        ("141", "Standard output is a pipe whose reader has gone."),
-    ],
+    program: Program::Xylem,
     environment: &[
         (
             "XYLEM_MPI",
@@ -123,7 +120,11 @@ pub fn sections(extra: &Extra) -> String {
             roff.text([roman(*text)]);
         }
     };
-    list(&mut roff, "EXIT STATUS", extra.exit_status);
+    let exits: Vec<(&str, &str)> = table(extra.program)
+        .iter()
+        .map(|row| (row.code, row.meaning))
+        .collect();
+    list(&mut roff, "EXIT STATUS", &exits);
     list(&mut roff, "ENVIRONMENT", extra.environment);
     list(&mut roff, "FILES", extra.files);
     roff.control("SH", ["EXAMPLES"]);

@@ -2,7 +2,9 @@
 //! collective error handling and the reports.
 
 pub mod cache;
+mod config;
 pub mod fsprobe;
+mod holder;
 mod kept;
 pub mod partition;
 pub mod progress;
@@ -11,19 +13,20 @@ pub mod rundir;
 pub mod stopped;
 
 use crate::hints::{parse_hints_file, Hints, HintsFileError};
-use crate::options::{MemorySetting, Options};
+use crate::options::Options;
 use crate::outputs::Outputs;
-use crate::patterns::{mpart, PatternType};
+use crate::patterns::PatternType;
 use crate::report::{self, RunInfo};
 use crate::results::{PartitionResult, PatternResult};
-use crate::schedule::{check_partitions, default_partitions, partition_time, run_time, Access};
+use crate::schedule::{partition_time, run_time, Access};
 use crate::validity::{invalid_reasons, verdict, ValidityInput};
-use benchkit::{max_all, sum_all, Agreed};
+use benchkit::keeper::Keeper;
+use benchkit::{max_all, Agreed};
 use mpi::topology::{Color, SimpleCommunicator};
 use mpi::traits::*;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicUsize, Ordering};
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 
 use benchkit::Exit;
 use stopped::Stopped;
@@ -37,42 +40,13 @@ pub fn run(
     network: benchkit::network::Outcome,
     watchdog: &benchkit::watchdog::Watchdog,
 ) -> Result<(), Agreed> {
-    let Some(opts) =
-        benchkit::options_or_leave(world, parsed, |e| crate::outputs::stdout_failure(&e))?
-    else {
+    let Some(config) = config::Config::check(world, parsed, network)? else {
         return Ok(());
     };
-    // The selection: agreed, checked across hosts (warnings, or errors with --strict).
-    let network =
-        benchkit::network::agree_selection(world, network, opts.network.strict, "b_eff_io: ")?
-            .and_then(|a| a.record);
-    let parts = checked_partitions(world, &opts)?;
-    let hints = load_hints(world, &opts)?;
     let signal = Arc::new(AtomicUsize::new(0));
-    let dir_slot: Arc<Mutex<Option<Arc<rundir::RunDir>>>> = Arc::new(Mutex::new(None));
-    // Every rank removes the run directory on a signal: the launcher may kill the
-    // ranks soon after, and whichever rank runs last leaves nothing behind.
-    install_signals(&signal, &dir_slot, !opts.keep);
-    let given = Given {
-        parts: &parts,
-        hints: &hints,
-        network,
-    };
-    run_checked(world, &opts, given, &signal, &dir_slot, watchdog)
-}
-
-/// The partitions to run (`--partitions`, else the whole job and its half), checked
-/// against the job's size: a bad list is every rank's exit 2.
-fn checked_partitions(world: &SimpleCommunicator, opts: &Options) -> Result<Vec<usize>, Agreed> {
-    let n = world.size() as usize;
-    let parts = opts
-        .partitions
-        .clone()
-        .unwrap_or_else(|| default_partitions(n));
-    let checked = check_partitions(&parts, n)
-        .map(|()| parts)
-        .map_err(|m| benchkit::Failure::new(Exit::Usage.code(), format!("b_eff_io: error: {m}")));
-    benchkit::agree(world, checked)
+    let holder = holder::Holder::new(config.opts.keep);
+    install_signals(&signal, &holder);
+    run_checked(world, &config, &signal, &holder, watchdog)
 }
 
 /// The exit of a run stopped by `stop`, the same on every rank (see [`Stopped::exit`]),
@@ -89,27 +63,21 @@ fn leave(world: &SimpleCommunicator, stop: &Stopped, signal: &AtomicUsize) -> Ag
     }
 }
 
-fn install_signals(
-    signal: &Arc<AtomicUsize>,
-    dir: &Arc<Mutex<Option<Arc<rundir::RunDir>>>>,
-    remove: bool,
-) {
+/// The signal thread: SIGINT and SIGTERM are noted for the run to stop at its next
+/// check, and the run directory is let go at once ([`holder::Holder::abort`]).
+fn install_signals(signal: &Arc<AtomicUsize>, holder: &Arc<holder::Holder>) {
     use signal_hook::consts::{SIGINT, SIGTERM};
     let Ok(mut signals) = signal_hook::iterator::Signals::new([SIGINT, SIGTERM]) else {
         return;
     };
-    let (signal, dir) = (signal.clone(), dir.clone());
+    let (signal, holder) = (signal.clone(), holder.clone());
     let spawned = std::thread::Builder::new()
         .name("signals".into())
         .spawn(move || {
             for s in signals.forever() {
                 signal.store(s as usize, Ordering::SeqCst);
-                // Remove the files at once: the launcher may kill us before the next check.
-                if remove {
-                    if let Some(d) = dir.lock().ok().and_then(|g| g.clone()) {
-                        let _ = d.remove();
-                    }
-                }
+                // Removed at once: the launcher may kill us before the next check.
+                let _ = holder.abort();
             }
         });
     // Only the signal thread takes SIGINT/SIGTERM: a main thread stuck in a long fsync
@@ -195,7 +163,7 @@ fn read_hints_file(path: &Path, shown: &str) -> Result<String, HintsFileError> {
 /// rank 0 reads and checks and sends to the others. A file that cannot be read or has a
 /// bad line stops every rank with exit code 2 (bad input) and one message, before
 /// anything is created.
-fn load_hints(world: &SimpleCommunicator, opts: &Options) -> Result<Hints, Agreed> {
+pub(super) fn load_hints(world: &SimpleCommunicator, opts: &Options) -> Result<Hints, Agreed> {
     let global = opts.hints.clone();
     let Some(path) = &opts.hints_file else {
         return Ok(Hints { global, file: None });
@@ -233,91 +201,57 @@ fn ranks_per_core(world: &SimpleCommunicator) -> Option<f64> {
     (ratio > 0.0).then_some(ratio)
 }
 
-fn memory_per_process(world: &SimpleCommunicator, setting: MemorySetting) -> (u64, u64) {
-    let local = world.split_shared(world.rank());
-    let mem_total = std::fs::read_to_string("/proc/meminfo")
-        .ok()
-        .and_then(|t| crate::validity::parse_meminfo_total(&t))
-        .unwrap_or(0);
-    let leader = local.rank() == 0;
-    let cache_bound = sum_all(world, if leader { mem_total } else { 0 });
-    let per = match setting {
-        MemorySetting::PerProcess(b) => b,
-        MemorySetting::Detect => mem_total / local.size() as u64,
-    };
-    // Every rank uses rank 0's value so all ranks plan the same MPART.
-    let mut agreed = per;
-    world.process_at_rank(0).broadcast_into(&mut agreed);
-    (agreed, cache_bound)
-}
-
-/// What the run was given besides its options: the partitions, the hints and the network
-/// selection (on rank 0, every host's).
-struct Given<'a> {
-    parts: &'a [usize],
-    hints: &'a Hints,
-    network: Option<benchkit::network::SelectionRecord>,
-}
-
-/// The run once its input is checked: the run's description, its output files reserved,
-/// the run directory, the partitions, and the report.
+/// The run once its configuration is checked: its output files reserved, the run
+/// directory, the run's description, the partitions, and the report.
 fn run_checked(
     world: &SimpleCommunicator,
-    opts: &Options,
-    given: Given<'_>,
+    config: &config::Config,
     signal: &Arc<AtomicUsize>,
-    dir_slot: &Arc<Mutex<Option<Arc<rundir::RunDir>>>>,
+    holder: &Arc<holder::Holder>,
     watchdog: &benchkit::watchdog::Watchdog,
 ) -> Result<(), Agreed> {
     let rank = world.rank();
-    let (memory, cache_bound) = memory_per_process(world, opts.memory());
-    let mpart = mpart(memory);
-    partition::refuse_short_memory(world, given.parts, mpart, opts.posix_baseline)?;
+    let opts = &config.opts;
     let now = chrono::Local::now();
-    let mut info = run_info(world, opts, given, memory, cache_bound, &now);
-    // The output files, reserved by rank 0 before anything runs, agreed by all; they are
-    // released (dropped) on every way out of here.
+    // The output files, reserved by rank 0 before anything runs, agreed by all; from here
+    // their one keeper writes every version of them and lets them go on every way out.
     let reserved = match rank {
         0 => Outputs::reserve(opts),
         _ => Ok(Outputs::none()),
     };
     let outputs = benchkit::agree(world, reserved)?;
     // The files' header names the prefix they were written under (rank 0's).
-    if let Some(prefix) = outputs.summary_prefix() {
-        info.prefix = Some(prefix.to_string());
-    }
-    // What is measured is kept: rank 0 writes the finished partitions and the patterns of
-    // the current one after each pattern and partition (`"complete": false` until the
-    // end), at a stall (on the watchdog's thread) and when the run stops on an error or a
-    // signal.
-    let kept = Arc::new(kept::Kept::new(
-        outputs,
-        opts.time,
-        opts.noshared,
-        opts.keep,
-    ));
-    // Rank 0 writes a version after the patterns on a thread of its own, until the end.
-    let writer = (rank == 0).then(|| kept.start_writer());
+    let prefix = outputs.summary_prefix().map(str::to_string);
+    let keeper = kept::Kept::keeper(outputs);
+    // Rank 0 writes a version after the patterns on a thread of its own, until the end;
+    // at a stall (on the watchdog's thread) the last version says why, and the run
+    // directory goes.
+    let writer = (rank == 0).then(|| keeper.start_writer(kept::VERSION_INTERVAL));
     if rank == 0 {
-        let kept = kept.clone();
-        watchdog.on_stall(Box::new(move |stall| kept.stalled(&stall.reason())));
+        let holder = holder.clone();
+        watchdog.on_stall(keeper.stall_hook(move || {
+            if let Err(e) = holder.abort() {
+                outfile::eprintln!("b_eff_io: warning: {e}");
+            }
+        }));
     }
     let stamp = now.format("%Y%m%dT%H%M%S").to_string();
     let (dir, held) = match hold_run_dir(world, &opts.path, &stamp) {
         Ok(held) => held,
-        Err(stop) => return Err(leave(world, &stop, signal)),
-    };
-    for slot in [dir_slot, &kept.held] {
-        if let Ok(mut g) = slot.lock() {
-            *g = Some(held.clone());
+        Err(stop) => {
+            keeper.abandon();
+            return Err(leave(world, &stop, signal));
         }
-    }
+    };
+    holder.hold(held.clone());
+    let file_system = fsprobe::probe(world, &dir, held.dir());
+    let info = run_info(world, config, prefix, file_system, &now);
     let watch = Watch {
         progress: watchdog.progress(),
         held: &held,
-        kept: &kept,
+        keeper: &keeper,
     };
-    let outcome = measure(world, opts, &mut info, &dir, &watch, signal);
+    let outcome = measure(world, opts, &info, &dir, &watch, signal);
     // Rank 0 removes the run directory and writes every output file (syncing each) while
     // the others wait for it: that step may take one timeout more than the timeout.
     let progress = watchdog.progress();
@@ -327,24 +261,20 @@ fn run_checked(
     );
     world.barrier();
     if rank == 0 {
-        let d = &held;
-        let done = if opts.keep {
-            // Kept on purpose: later runs and --clean leave it alone.
-            d.mark_kept()
-        } else {
-            d.remove()
-        };
-        if let Err(e) = done {
+        if let Err(e) = holder.end() {
             outfile::eprintln!("b_eff_io: warning: {e}");
         }
     }
+    drop(writer);
     let results = match outcome {
         Ok(results) => results,
-        Err(Measured::Unprinted(agreed)) => return Err(agreed),
+        Err(Measured::Unprinted(agreed)) => {
+            keeper.abandon();
+            return Err(agreed);
+        }
         Err(Measured::Stopped(stop)) => {
             // The partitions finished before the failure are kept; with none, no file.
-            drop(writer);
-            if rank == 0 && kept.measured_any() {
+            if keeper.with(|k| k.measured_any()) {
                 let why = if stop.message().is_empty() {
                     "stopped by an error (see standard error)".to_string()
                 } else {
@@ -353,7 +283,11 @@ fn run_checked(
                         stop.message().lines().next().unwrap_or_default()
                     )
                 };
-                kept.write_partial(&why);
+                if let Err(message) = keeper.stop(&why) {
+                    outfile::eprintln!("{message}");
+                }
+            } else {
+                keeper.abandon();
             }
             return Err(leave(world, &stop, signal));
         }
@@ -363,12 +297,10 @@ fn run_checked(
         world,
         [results.iter().map(|p| p.errors()).sum::<u64>() as f64],
     );
-    drop(writer);
-    let outputs = kept.take_outputs();
     // The last step: only rank 0 reports (each failure said as it happens), and every
     // rank leaves with its code.
     let reported = match rank {
-        0 => report_all(opts, &info, &results, outputs),
+        0 => report_all(&keeper, &info, &results),
         _ => Ok(()),
     };
     if rank == 0 && errors > 0.0 {
@@ -397,27 +329,32 @@ impl From<Stopped> for Measured {
     }
 }
 
-/// What the run says of itself in every output, on every rank (the network selection
-/// and the hosts on rank 0; collective: every rank's host is gathered).
+/// What the run says of itself in every output, on every rank, made in one step from
+/// its configuration, rank 0's output prefix and the file system probed under the run
+/// directory (collective: every rank's host is gathered, and rank 0's node's ranks per
+/// core).
 fn run_info(
     world: &SimpleCommunicator,
-    opts: &Options,
-    given: Given<'_>,
-    memory: u64,
-    cache_bound: u64,
+    config: &config::Config,
+    prefix: Option<String>,
+    file_system: crate::filesystem::FileSystem,
     now: &chrono::DateTime<chrono::Local>,
 ) -> RunInfo {
-    let mut info = RunInfo {
-        version: env!("CARGO_PKG_VERSION").to_string(),
-        date: now.to_rfc3339(),
+    let opts = &config.opts;
+    let version = env!("CARGO_PKG_VERSION").to_string();
+    let date = now.to_rfc3339();
+    let provenance = benchkit::provenance::gather(world, "b_eff_io", &version, date.clone());
+    RunInfo {
+        version,
+        date,
         host: benchkit::processor_name(),
         processes: world.size() as usize,
-        memory_per_process: memory,
-        mpart: mpart(memory),
+        memory_per_process: config.memory,
+        mpart: config.mpart,
         scheduled_time_s: opts.time,
-        partitions: given.parts.to_vec(),
+        partitions: config.parts.clone(),
         path: opts.path.display().to_string(),
-        cache_bound,
+        cache_bound: config.cache_bound,
         noshared: opts.noshared,
         drop_cache: opts.drop_cache,
         check_every_call: opts.check_every_call,
@@ -426,18 +363,14 @@ fn run_info(
         rewrite: opts.rewrite,
         keep: opts.keep,
         error_messages: opts.error_messages,
-        hints: given.hints.clone(),
-        // Rank 0's, once its output files are reserved.
-        prefix: None,
+        hints: config.hints.clone(),
+        prefix,
         system: report::v21::System::this_machine(),
-        file_system: Default::default(),
+        file_system,
         ranks_per_core: ranks_per_core(world),
-        provenance: None,
-        network: given.network,
-    };
-    info.provenance =
-        benchkit::provenance::gather(world, "b_eff_io", &info.version, info.date.clone());
-    info
+        provenance,
+        network: config.network.clone(),
+    }
 }
 
 /// The run directory under `base`, created by rank 0 and agreed by all: its path on
@@ -452,7 +385,7 @@ fn hold_run_dir(
     if world.rank() == 0 {
         match rundir::RunDir::create(base, stamp, std::process::id()) {
             Ok(d) => created = Some(Arc::new(d)),
-            Err(e) => failure = Some(e.to_string()),
+            Err(e) => failure = Some(stopped::Failing::new(e.exit(), e.to_string())),
         }
     }
     Stopped::agree(world, failure)?;
@@ -465,7 +398,11 @@ fn hold_run_dir(
         Some(d) => Ok(d),
         None => rundir::RunDir::open(&dir).map(Arc::new),
     };
-    if let Err(stop) = Stopped::agree(world, held.as_ref().err().map(ToString::to_string)) {
+    let seen = held
+        .as_ref()
+        .err()
+        .map(|e| stopped::Failing::new(e.exit(), e.to_string()));
+    if let Err(stop) = Stopped::agree(world, seen) {
         // Created for nothing: rank 0 removes it again.
         if let (0, Ok(d)) = (world.rank(), &held) {
             if let Err(e) = d.remove() {
@@ -476,7 +413,7 @@ fn hold_run_dir(
     }
     // Every rank opened it (agreed above).
     let Ok(held) = held else {
-        return Err(Stopped::said());
+        return Err(Stopped::said(Exit::Failure));
     };
     Ok((dir, held))
 }
@@ -486,20 +423,17 @@ fn hold_run_dir(
 fn measure(
     world: &SimpleCommunicator,
     opts: &Options,
-    info: &mut RunInfo,
+    info: &RunInfo,
     dir: &Path,
     watch: &Watch<'_>,
     signal: &Arc<AtomicUsize>,
 ) -> Result<Vec<PartitionResult>, Measured> {
-    info.file_system = fsprobe::probe(world, dir, watch.held.dir());
     print_header(world, opts, info, dir).map_err(Measured::Unprinted)?;
     // Inside the run directory MPI-IO sees short relative names, whatever the length of
     // --path; the working directory comes back when `inside` drops.
     let inside = rundir::Workdir::enter(watch.held);
     Stopped::agree(world, inside.as_ref().err().map(ToString::to_string))?;
-    if let Ok(mut i) = watch.kept.info.lock() {
-        *i = Some(info.clone());
-    }
+    watch.keeper.with(|k| k.describe(info.clone()));
     Ok(run_partitions(world, opts, info, signal, dir, watch)?)
 }
 
@@ -527,13 +461,13 @@ fn print_header(
 }
 
 /// What the partitions report as they go: their progress to the watchdog, the run
-/// directory they check before each open, the finished partitions to keep.
+/// directory they check before each open, the finished patterns and partitions to keep.
 pub(crate) struct Watch<'a> {
     /// The watchdog's progress counter.
     pub progress: benchkit::watchdog::Progress,
     /// The run directory, by its descriptor.
     pub held: &'a Arc<rundir::RunDir>,
-    kept: &'a Arc<kept::Kept>,
+    keeper: &'a Keeper<kept::Kept>,
 }
 
 /// Runs every partition in turn (collective over `world`): the ranks of each run it, the
@@ -586,7 +520,7 @@ fn run_partitions(
             let time_s = partition_time(opts.time, size, n);
             let keep_pattern = |a: Access, r: &PatternResult| {
                 if rank == 0 {
-                    watch.kept.pattern_done(size, time_s, a, r);
+                    kept::pattern_done(watch.keeper, size, time_s, a, r);
                 }
             };
             Stopped::agree(&comm, made)?;
@@ -635,7 +569,7 @@ fn run_partitions(
             "the end of partition n={size}, waiting for every rank"
         ));
         let failure = match &outcome {
-            Some(Err(stop)) => Some(stop.message().to_string()),
+            Some(Err(stop)) => Some(stop.failing()),
             _ => None,
         };
         Stopped::agree(world, failure)?;
@@ -644,7 +578,7 @@ fn run_partitions(
                 if let Some(w) = crate::anomalies::partition(&r, info.ranks_per_core) {
                     progress.interject(&format!("b_eff_io: WARNING {}", w.message));
                 }
-                watch.kept.partition_done(r.clone());
+                kept::partition_done(watch.keeper, r.clone());
             }
             results.push(r);
         }
@@ -653,20 +587,20 @@ fn run_partitions(
     Ok(results)
 }
 
-/// Rank 0's report at the end: the summary on standard output and every output file,
-/// each written whole. Failures are said here; `Err` with the exit code (1 when
-/// something could not be written, 141 when standard output is a closed pipe) and no
-/// more to say. The files are written even when standard output fails.
+/// Rank 0's report at the end: the summary on standard output, and the last version of
+/// every output file through the keeper, each written whole. Failures are said here;
+/// `Err` with the exit code (1 when something could not be written, 141 when standard
+/// output is a closed pipe) and no more to say. The files are written even when standard
+/// output fails.
 fn report_all(
-    opts: &Options,
+    keeper: &Keeper<kept::Kept>,
     info: &RunInfo,
     results: &[PartitionResult],
-    outputs: Outputs,
 ) -> Result<(), benchkit::Failure> {
     let errors: u64 = results.iter().map(|p| p.errors()).sum();
     let reasons = invalid_reasons(&ValidityInput {
-        scheduled_time_s: opts.time,
-        shared_pointer: !opts.noshared,
+        scheduled_time_s: info.scheduled_time_s,
+        shared_pointer: !info.noshared,
         data_errors: errors,
     });
     let mut summary = String::new();
@@ -683,27 +617,9 @@ fn report_all(
     }
     let printed = outfile::stdout::write(&summary);
     let mut code = 0;
-    if !outputs.is_empty() {
-        let mut doc = report::json::document(info, results, &reasons);
-        doc.mark_ended();
-        let json = match serde_json::to_string_pretty(&doc) {
-            Ok(text) => text + "\n",
-            Err(e) => {
-                outfile::eprintln!("b_eff_io: error: cannot render the JSON document: {e}");
-                code = Exit::Failure.code();
-                String::new()
-            }
-        };
-        let texts = crate::outputs::Texts {
-            csv: report::csv::render(&doc),
-            json,
-            sum: report::v21::summary_file(info, results),
-            prot: report::v21::protocol_file(info, results),
-        };
-        for failure in outputs.write(&texts) {
-            outfile::eprintln!("{failure}");
-            code = Exit::Failure.code();
-        }
+    if let Err(message) = keeper.complete() {
+        outfile::eprintln!("{message}");
+        code = Exit::Failure.code();
     }
     if let Err(e) = printed {
         let failure = crate::outputs::stdout_failure(&e);

@@ -29,6 +29,7 @@ use std::os::fd::AsRawFd;
 use std::os::unix::ffi::OsStrExt;
 use std::path::{Path, PathBuf};
 
+use benchkit::Exit;
 use outfile::owner::{Holder, Liveness};
 use outfile::safedir::{identity, Identity};
 use outfile::{shown, SafeDir};
@@ -134,6 +135,29 @@ pub enum RunDirError {
         /// Why.
         source: std::io::Error,
     },
+}
+
+impl RunDirError {
+    /// The exit it ends a run with: bad input ([`Exit::Usage`]) when the cause is a link
+    /// another user planted on the way ([`outfile::links::planted_link`]), else a failure.
+    pub fn exit(&self) -> Exit {
+        let source = match self {
+            RunDirError::Base { source, .. }
+            | RunDirError::Create { source, .. }
+            | RunDirError::Examine { source, .. }
+            | RunDirError::NotVisible { source, .. }
+            | RunDirError::Read { source, .. }
+            | RunDirError::Write { source, .. }
+            | RunDirError::Remove { source, .. }
+            | RunDirError::Enter { source, .. }
+            | RunDirError::NoteWorkdir(source) => Some(source),
+            RunDirError::NoName(_) | RunDirError::Gone(_) | RunDirError::NotMarker { .. } => None,
+        };
+        match source.and_then(outfile::links::planted_link) {
+            Some(_) => Exit::Usage,
+            None => Exit::Failure,
+        }
+    }
 }
 
 /// Why `--path` cannot be used: `not a directory` for ENOTDIR, else [`cause`].
@@ -685,6 +709,9 @@ pub enum Cleaned {
     Removed(PathBuf, u64, String),
     /// Kept: its path, size and why.
     Kept(PathBuf, u64, String),
+    /// Kept because it could not be removed as examined (a removal failed, or its name
+    /// was given to something else meanwhile): its path, size and why; `--clean` exits 1.
+    Failed(PathBuf, u64, String),
 }
 
 impl std::fmt::Display for Cleaned {
@@ -697,7 +724,7 @@ impl std::fmt::Display for Cleaned {
                 size(*b),
                 shown::text(why)
             ),
-            Cleaned::Kept(p, b, why) => write!(
+            Cleaned::Kept(p, b, why) | Cleaned::Failed(p, b, why) => write!(
                 f,
                 "kept '{}' ({}): {}",
                 shown::path(p),
@@ -787,7 +814,7 @@ fn clean_one(base: &SafeDir, f: Found) -> Cleaned {
                          someone): the directory --clean had examined is emptied"
                     ),
                 ),
-                Ok(NameWas::Replaced(now)) => Cleaned::Kept(
+                Ok(NameWas::Replaced(now)) => Cleaned::Failed(
                     f.path.clone(),
                     f.bytes,
                     format!(
@@ -796,7 +823,7 @@ fn clean_one(base: &SafeDir, f: Found) -> Cleaned {
                          were removed through the directory --clean had examined)"
                     ),
                 ),
-                Err(e) => Cleaned::Kept(
+                Err(e) => Cleaned::Failed(
                     f.path.clone(),
                     f.bytes,
                     format!(
@@ -849,7 +876,7 @@ pub fn clean_command(dir: &Path) -> i32 {
         Ok(o) => o,
         Err(e) => {
             outfile::eprintln!("b_eff_io: error: --clean: {e}");
-            return 1;
+            return e.exit().code();
         }
     };
     let (mut removed, mut kept, mut freed, mut failed) = (0, 0, 0u64, false);
@@ -861,9 +888,10 @@ pub fn clean_command(dir: &Path) -> i32 {
                 removed += 1;
                 freed = freed.saturating_add(*b);
             }
-            Cleaned::Kept(_, _, why) => {
+            Cleaned::Kept(..) => kept += 1,
+            Cleaned::Failed(..) => {
                 kept += 1;
-                failed |= why.contains("cannot remove") || why.contains(REPLACED);
+                failed = true;
             }
         }
     }
@@ -1273,7 +1301,7 @@ mod tests {
         let outcome = clean_one(&sbase, found);
         let text = outcome.to_string();
         assert!(
-            matches!(&outcome, Cleaned::Kept(p, _, why) if *p == run && why.contains(REPLACED)),
+            matches!(&outcome, Cleaned::Failed(p, _, why) if *p == run && why.contains(REPLACED)),
             "{text}"
         );
         assert!(text.contains("a directory of user"), "{text}");

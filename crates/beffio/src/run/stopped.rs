@@ -1,52 +1,116 @@
 //! Why a run stops once its ranks have agreed on it: the one error type of the execution
-//! layer, and how it becomes an exit code.
+//! layer, carrying the exit it ends with.
 
-use benchkit::{agree_message, agree_message_max, message_of, Exit};
+use benchkit::{message_of, Exit};
+use mpi::collective::SystemOperation;
 use mpi::topology::Communicator;
+use mpi::traits::CommunicatorCollectives;
+
+/// A failure found on one rank, before the ranks agree on it: the exit it asks for and
+/// what it says. A bare message is a [`Exit::Failure`].
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Failing {
+    /// The exit this failure asks for.
+    pub exit: Exit,
+    /// What it says (empty when said already).
+    pub message: String,
+}
+
+impl Failing {
+    /// A failure asking for `exit`, saying `message`.
+    pub fn new(exit: Exit, message: impl Into<String>) -> Failing {
+        Failing {
+            exit,
+            message: message.into(),
+        }
+    }
+}
+
+impl From<String> for Failing {
+    fn from(message: String) -> Failing {
+        Failing::new(Exit::Failure, message)
+    }
+}
 
 /// A failure every rank of a communicator knows alike (agreed on): the lowest failing
-/// rank's message, or an empty one when the failure was said already. A rank-local
-/// message becomes one only through an agreement ([`Stopped::agree`] and its kin), so a
-/// rank cannot stop alone by mistake.
+/// rank's message, or an empty one when the failure was said already, and the exit every
+/// rank leaves with (the largest code any failing rank asked for: an interrupt wins over
+/// the failure it caused, bad input over a failure). A rank-local failure becomes one
+/// only through an agreement ([`Stopped::agree`] and its kin), so a rank cannot stop
+/// alone by mistake.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[error("{message}")]
 pub struct Stopped {
     message: String,
+    exit: Exit,
 }
-
-/// What a message names when a rank was interrupted.
-const INTERRUPTED: &str = "interrupted by signal ";
 
 impl Stopped {
     /// Agrees on `local` over `comm` (a collective call): `Err` on every rank when it is
-    /// `Some` on any, with the lowest failing rank's message.
-    pub fn agree<C: Communicator>(comm: &C, local: Option<String>) -> Result<(), Stopped> {
-        agree_message(comm, local).map_err(|message| Stopped { message })
+    /// `Some` on any, with the lowest failing rank's message and the largest exit code
+    /// asked for.
+    pub fn agree<C: Communicator, F: Into<Failing>>(
+        comm: &C,
+        local: Option<F>,
+    ) -> Result<(), Stopped> {
+        Self::agree_max(comm, local, []).map(|[]| ())
     }
 
     /// [`Stopped::agree`] and the maximum of each of `values` over the ranks, in one
     /// reduction.
-    pub fn agree_max<C: Communicator, const K: usize>(
+    pub fn agree_max<C: Communicator, F: Into<Failing>, const K: usize>(
         comm: &C,
-        local: Option<String>,
+        local: Option<F>,
         values: [f64; K],
     ) -> Result<[f64; K], Stopped> {
-        agree_message_max(comm, local, values).map_err(|message| Stopped { message })
+        let local: Option<Failing> = local.map(Into::into);
+        // After the values: the exit code asked for, and the failing rank's key (the
+        // lowest failing rank has the largest).
+        let (code, key) = match &local {
+            Some(f) => (
+                f64::from(f.exit.code().max(1)),
+                f64::from(comm.size() - comm.rank()),
+            ),
+            None => (0.0, 0.0),
+        };
+        let mine: Vec<f64> = values.iter().copied().chain([code, key]).collect();
+        let mut out = vec![0.0; K + 2];
+        comm.all_reduce_into(&mine[..], &mut out[..], SystemOperation::max());
+        if out[K + 1] > 0.0 {
+            let first = comm.size() - out[K + 1] as i32;
+            return Err(Self::of_rank(
+                comm,
+                first,
+                Exit::from_code(out[K] as i32),
+                local,
+            ));
+        }
+        let mut max = [0.0; K];
+        max.copy_from_slice(&out[..K]);
+        Ok(max)
     }
 
     /// The failure of rank `first`, which every rank of `comm` knows to be the lowest
-    /// failing one (a collective call: its `local` message reaches every rank).
-    pub fn of_rank<C: Communicator>(comm: &C, first: i32, local: Option<String>) -> Stopped {
+    /// failing one, ending with `exit`, which every rank knows too (a collective call:
+    /// the `local` message of `first` reaches every rank).
+    pub fn of_rank<C: Communicator>(
+        comm: &C,
+        first: i32,
+        exit: Exit,
+        local: Option<Failing>,
+    ) -> Stopped {
         Stopped {
-            message: message_of(comm, first, local),
+            message: message_of(comm, first, local.map(|f| f.message)),
+            exit,
         }
     }
 
     /// A failure every rank learnt of from an agreement that printed it already (or
     /// that concerns ranks outside this one's communicator): nothing more to say.
-    pub fn said() -> Stopped {
+    pub fn said(exit: Exit) -> Stopped {
         Stopped {
             message: String::new(),
+            exit,
         }
     }
 
@@ -60,72 +124,76 @@ impl Stopped {
     pub fn with_line(self, more: &str) -> Stopped {
         Stopped {
             message: format!("{}\n{more}", self.message),
+            exit: self.exit,
         }
     }
 
-    /// The signal a rank was interrupted by, when the message says so.
-    pub fn signal(&self) -> Option<i32> {
-        let at = self.message.find(INTERRUPTED)?;
-        let digits: String = self.message[at + INTERRUPTED.len()..]
-            .chars()
-            .take_while(char::is_ascii_digit)
-            .collect();
-        digits.parse().ok()
+    /// This failure again, for an agreement over a wider communicator (the ranks
+    /// outside a partition learn of it with its exit).
+    pub fn failing(&self) -> Failing {
+        Failing::new(self.exit, self.message.clone())
     }
 
-    /// The exit, the same on every rank: 128 + the signal when a rank was interrupted
-    /// (`local_signal` on this one, or the one the agreed message names: a launcher that
-    /// ORs its ranks' codes, as hydra does, would otherwise report 130 | 1 = 131), else
-    /// a failure.
+    /// The exit, the same on every rank: 128 + the signal when this rank was interrupted
+    /// (`local_signal`), else the agreed one (128 + the signal another rank was
+    /// interrupted by: a launcher that ORs its ranks' codes, as hydra does, would
+    /// otherwise report 130 | 1 = 131).
     pub fn exit(&self, local_signal: Option<i32>) -> Exit {
-        match local_signal.or_else(|| self.signal()) {
-            Some(s) => Exit::Signal(s),
-            None => Exit::Failure,
-        }
+        local_signal.map_or(self.exit, Exit::Signal)
     }
 }
 
-/// The message of a signal received (`None` for none), as [`Stopped::signal`] reads it.
-pub fn interrupted_by(signal: usize) -> Option<String> {
-    (signal != 0).then(|| format!("{INTERRUPTED}{signal}"))
+/// The failure of a signal received (`None` for none): exit 128 + the signal.
+pub fn interrupted_by(signal: usize) -> Option<Failing> {
+    let s = i32::try_from(signal).ok().filter(|&s| s != 0)?;
+    Some(Failing::new(
+        Exit::Signal(s),
+        format!("interrupted by signal {s}"),
+    ))
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
 
-    fn stopped(message: &str) -> Stopped {
+    fn stopped(message: &str, exit: Exit) -> Stopped {
         Stopped {
             message: message.to_string(),
+            exit,
         }
     }
 
     #[test]
-    fn an_interrupt_on_another_rank_gives_every_rank_its_code() {
-        let other = stopped("rank 0: interrupted by signal 2");
+    fn the_agreed_exit_is_every_ranks_unless_this_rank_was_interrupted() {
+        let other = stopped("rank 0: interrupted by signal 2", Exit::Signal(2));
         assert_eq!(other.exit(None), Exit::Signal(2));
         assert_eq!(other.exit(None).code(), 130);
         assert_eq!(other.exit(Some(15)).code(), 143);
-        assert_eq!(
-            stopped("rank 0: No space left on device").exit(None),
-            Exit::Failure
+        let planted = stopped(
+            "cannot use --path 'p': a link another user planted",
+            Exit::Usage,
         );
-        assert_eq!(Stopped::said().exit(None), Exit::Failure);
+        assert_eq!(planted.exit(None).code(), 2);
+        assert_eq!(Stopped::said(Exit::Failure).exit(None), Exit::Failure);
     }
 
     #[test]
-    fn the_signal_message_is_read_back() {
-        let said = interrupted_by(15).unwrap();
-        assert_eq!(stopped(&said).signal(), Some(15));
+    fn a_signal_is_a_failure_with_its_exit_and_a_message_alone_is_exit_1() {
+        let failing = interrupted_by(15).unwrap();
+        assert_eq!(failing.exit, Exit::Signal(15));
+        assert_eq!(failing.message, "interrupted by signal 15");
         assert_eq!(interrupted_by(0), None);
+        assert_eq!(Failing::from("disk full".to_string()).exit, Exit::Failure);
     }
 
     #[test]
-    fn a_line_is_added_after_the_message() {
-        let s = stopped("rank 1: write pattern 9 (type 1): failed").with_line("b_eff_io: advice");
+    fn a_line_is_added_after_the_message_and_the_exit_kept() {
+        let s = stopped("rank 1: write pattern 9 (type 1): failed", Exit::Usage)
+            .with_line("b_eff_io: advice");
         assert_eq!(
             s.message(),
             "rank 1: write pattern 9 (type 1): failed\nb_eff_io: advice"
         );
+        assert_eq!(s.failing().exit, Exit::Usage);
     }
 }

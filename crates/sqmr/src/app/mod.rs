@@ -5,9 +5,8 @@
 //! and leave together with the same exit code.
 
 use std::path::PathBuf;
-use std::sync::{Arc, Mutex, TryLockError};
-use std::time::{Duration, Instant};
 
+use benchkit::keeper::{Keeper, Moment, Record};
 use benchkit::{agree, Agreed, Failure};
 use mpi::collective::SystemOperation;
 use mpi::topology::{Communicator, SimpleCommunicator};
@@ -45,15 +44,14 @@ pub fn run(
         return scan::run(world, &options, network, watchdog);
     }
     let config = checked_config(world, &options)?;
-    let results = Arc::new(Mutex::new(Results::begin(
-        world, &options, &config, network,
-    )?));
+    let results = Results::begin(world, &options, &config, network)?;
     if world.rank() == 0 {
-        watchdog.on_stall(stall_hook(results.clone()));
+        // At a stall, the files' last version says why the run stopped.
+        watchdog.on_stall(results.stall_hook(|| {}));
     }
     let checked = measure_sizes(world, &options, &config, &results, watchdog)?;
     let verdict = validation_verdict(world, &config, checked);
-    let finished = lock(&results).finish(&config, verdict.summary);
+    let finished = Results::finish(&results, &config, verdict.summary);
     agree(world, finished)?;
     agree(world, verdict.local)
 }
@@ -87,60 +85,29 @@ fn checked_config(world: &SimpleCommunicator, options: &Options) -> Result<Confi
     Ok(config)
 }
 
-/// The results, for the main thread (which never holds them across an MPI call).
-fn lock<R>(results: &Mutex<R>) -> std::sync::MutexGuard<'_, R> {
-    results
-        .lock()
-        .unwrap_or_else(std::sync::PoisonError::into_inner)
-}
-
-/// What rank 0's watchdog does at a stall, on its own thread while the main thread is
-/// stuck in MPI: the files once more, `"complete": false` with the reason. If the main
-/// thread holds the results (stuck writing a file itself), it gives up after 5 s: the
-/// files keep their last version, which says `"complete": false` already.
-fn stall_hook<R: Stoppable + Send + 'static>(results: Arc<Mutex<R>>) -> benchkit::watchdog::Hook {
-    Box::new(move |stall| {
-        let deadline = Instant::now() + Duration::from_secs(5);
-        loop {
-            match results.try_lock() {
-                Ok(mut r) => {
-                    let _ = r.stop(&stall.reason());
-                    return;
-                }
-                Err(TryLockError::WouldBlock) if Instant::now() < deadline => {
-                    std::thread::sleep(Duration::from_millis(50));
-                }
-                Err(_) => return,
-            }
-        }
-    })
-}
-
-/// What rank 0 holds that a stall must write once more before the process ends.
-trait Stoppable {
-    /// The run stops early (a stall): the files once more, with the reason, and their
-    /// reservations released (the process ends at once after this, without its drops).
-    fn stop(&mut self, reason: &str) -> Result<(), Failure>;
-}
-
 /// Where the results go: on rank 0 the document and the `--json` and `--csv` files
 /// (each rewritten whole as its next version), elsewhere nothing.
 struct Results {
     document: Option<Document>,
+    repeats: bool,
+}
+
+/// The `--json` and `--csv` files, each let go after a version it could not take.
+struct ResultFiles {
     json: Option<OutputFile>,
     csv: Option<OutputFile>,
-    repeats: bool,
 }
 
 impl Results {
     /// Reserves the files, gathers the hosts, and writes the preamble and the first
-    /// version of each file (no sizes yet, "complete": false). Collective.
+    /// version of each file (no sizes yet, "complete": false), kept from then on by one
+    /// keeper. Collective.
     fn begin(
         world: &SimpleCommunicator,
         options: &Options,
         config: &Config,
         network: Option<benchkit::network::Applied>,
-    ) -> Result<Self, Agreed> {
+    ) -> Result<Keeper<Results>, Agreed> {
         let files = match world.rank() {
             0 => create_outputs(options),
             _ => Ok((None, None)),
@@ -162,9 +129,6 @@ impl Results {
             };
             let mut doc =
                 Document::new(config.clone(), started.to_rfc3339(), environment, placement);
-            // Until the run replaces it (complete, or saying why it stopped), a version
-            // says what one left like that means.
-            doc.stopped = Some(benchkit::stall::NOT_REPLACED.to_string());
             if let Some(applied) = network {
                 doc.network_selection = Some(applied.summary);
                 doc.network = applied.record;
@@ -177,45 +141,48 @@ impl Results {
             ));
             doc
         });
-        let mut results = Results {
-            document,
-            json,
-            csv,
-            repeats: config.repeats(),
-        };
-        let begun = results
-            .write_files()
-            .and_then(|()| match &results.document {
-                Some(doc) => {
-                    outfile::stdout::write(&preamble(config, doc, options.verbose, &started))
-                        .map_err(stdout_failure)
-                }
-                None => Ok(()),
-            });
+        let preamble = document
+            .as_ref()
+            .map(|doc| preamble(config, doc, options.verbose, &started));
+        let results = Keeper::new(
+            Results {
+                document,
+                repeats: config.repeats(),
+            },
+            ResultFiles { json, csv },
+        );
+        let begun = results.version().map_err(file_failure).and_then(|()| {
+            preamble.map_or(Ok(()), |text| {
+                outfile::stdout::write(&text).map_err(stdout_failure)
+            })
+        });
         agree(world, begun)?;
         Ok(results)
     }
 
     /// Writes the document's next version to the `--json` and `--csv` files.
-    fn write_files(&mut self) -> Result<(), Failure> {
-        let Some(doc) = &self.document else {
-            return Ok(());
-        };
-        let repeats = self.repeats;
-        write_output(&mut self.json, || doc.to_json()).and_then(|()| {
-            let run = benchkit::provenance::csv_fields(doc.provenance.as_ref());
-            write_output(&mut self.csv, || csv::render(&doc.sizes, repeats, &run))
-        })
-    }
-
     /// Adds a measured size: the files first, which keep it even if the table cannot be
     /// printed, then its row — marked `*` when the size ran far slower than the one
     /// before ([`crate::anomalies`]), with a `WARNING` line on stderr; the size before is judged
     /// again now that its other neighbour is known.
-    fn add(&mut self, step: schedule::Step, size: SizeResult) -> Result<(), Failure> {
-        let Some(doc) = &mut self.document else {
+    fn add(
+        keeper: &Keeper<Results>,
+        step: schedule::Step,
+        size: SizeResult,
+    ) -> Result<(), Failure> {
+        let Some(row) = keeper.with(|r| r.push(step, size)) else {
             return Ok(());
         };
+        keeper
+            .version()
+            .map_err(file_failure)
+            .and_then(|()| outfile::stdout::line(&row).map_err(stdout_failure))
+    }
+
+    /// The size in the document, judged with its neighbours: its row of the table
+    /// (`None` off rank 0).
+    fn push(&mut self, step: schedule::Step, size: SizeResult) -> Option<String> {
+        let doc = self.document.as_mut()?;
         let mut row = text::row(step.msgsize, step.iters, &size.rates);
         doc.sizes.push(size);
         for anomaly in crate::anomalies::judge(&doc.sizes) {
@@ -228,47 +195,72 @@ impl Results {
             outfile::eprintln!("WARNING {}", anomaly.message);
             doc.warnings.push(anomaly);
         }
-        self.write_files()
-            .and_then(|()| outfile::stdout::line(&row).map_err(stdout_failure))
+        Some(row)
     }
 
     /// The last version: `--validate`'s summary, "complete": true, and the `#` lines
-    /// after the rows. Only the JSON changes (the CSV rows are all written).
-    fn finish(&mut self, config: &Config, validation: Option<Validation>) -> Result<(), Failure> {
-        let Some(doc) = &mut self.document else {
-            return Ok(());
-        };
-        doc.validation = validation;
-        doc.complete = true;
-        doc.stopped = None;
-        doc.mark_ended();
-        for anomaly in crate::anomalies::judge(&doc.sizes) {
-            if !doc.warnings.iter().any(|w| w.msgsize == anomaly.msgsize) {
-                outfile::eprintln!("WARNING {}", anomaly.message);
-                doc.warnings.push(anomaly);
+    /// after the rows.
+    fn finish(
+        keeper: &Keeper<Results>,
+        config: &Config,
+        validation: Option<Validation>,
+    ) -> Result<(), Failure> {
+        let postscript = keeper.with(|r| {
+            let doc = r.document.as_mut()?;
+            doc.validation = validation;
+            for anomaly in crate::anomalies::judge(&doc.sizes) {
+                if !doc.warnings.iter().any(|w| w.msgsize == anomaly.msgsize) {
+                    outfile::eprintln!("WARNING {}", anomaly.message);
+                    doc.warnings.push(anomaly);
+                }
             }
-        }
-        let doc = &*doc;
-        write_output(&mut self.json, || doc.to_json())
-            .and_then(|()| outfile::stdout::write(&postscript(doc, config)).map_err(stdout_failure))
+            Some(postscript(doc, config))
+        });
+        keeper.complete().map_err(file_failure)?;
+        postscript.map_or(Ok(()), |text| {
+            outfile::stdout::write(&text).map_err(stdout_failure)
+        })
     }
 }
 
-impl Stoppable for Results {
-    /// The run stops early (a stall): the files once more, with the reason, and their
-    /// reservations released (the process ends at once after this, without its drops).
-    fn stop(&mut self, reason: &str) -> Result<(), Failure> {
-        if let Some(doc) = &mut self.document {
-            doc.complete = false;
-            doc.stopped = Some(reason.to_string());
+impl Record for Results {
+    type Snapshot = (Document, bool);
+    type Files = ResultFiles;
+
+    /// The document as of `moment` (rank 0).
+    fn snapshot(&mut self, moment: Moment<'_>) -> Option<(Document, bool)> {
+        let doc = self.document.as_mut()?;
+        doc.complete = moment.complete();
+        doc.stopped = moment.stopped();
+        if moment.is_last() {
             doc.mark_ended();
         }
-        let written = self.write_files();
-        for file in [self.json.take(), self.csv.take()].into_iter().flatten() {
-            drop(file);
-        }
-        written
+        Some((doc.clone(), self.repeats))
     }
+
+    /// The document in the `--json` and `--csv` files.
+    fn write(
+        files: &mut ResultFiles,
+        (doc, repeats): (Document, bool),
+        _: Moment<'_>,
+    ) -> Result<(), String> {
+        write_output(&mut files.json, || doc.to_json())
+            .and_then(|()| {
+                let run = benchkit::provenance::csv_fields(doc.provenance.as_ref());
+                write_output(&mut files.csv, || csv::render(&doc.sizes, repeats, &run))
+            })
+            .map_err(|f| f.message)
+    }
+
+    fn release(files: &mut ResultFiles) {
+        drop(files.json.take());
+        drop(files.csv.take());
+    }
+}
+
+/// A version of the output files that could not be written: the run stops (exit 1).
+fn file_failure(message: String) -> Failure {
+    Failure::new(Exit::Failure.code(), message)
 }
 
 /// Measures every size of the schedule, each result agreed written before the next;
@@ -278,7 +270,7 @@ fn measure_sizes(
     world: &SimpleCommunicator,
     options: &Options,
     config: &Config,
-    results: &Mutex<Results>,
+    results: &Keeper<Results>,
     watchdog: &benchkit::watchdog::Watchdog,
 ) -> Result<Checked, Agreed> {
     let rank = world.rank();
@@ -304,7 +296,7 @@ fn measure_sizes(
         };
         let measured = runner.measure(step, &plan, average);
         let written = match measured.and_then(|m| SizeResult::from_samples(step, msgs, m)) {
-            Some(size) => lock(results).add(step, size),
+            Some(size) => Results::add(results, step, size),
             None => Ok(()),
         };
         // The agreements wait for every rank: a rank stopped here would otherwise fall

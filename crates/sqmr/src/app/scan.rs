@@ -6,12 +6,11 @@
 //! suspects are measured again, rank 0 judges, writes the last version and prints the
 //! table; a flagged node or link is every rank's exit code 4.
 
-use std::sync::{Arc, Mutex};
-
+use benchkit::keeper::{Keeper, Moment, Record};
 use benchkit::{agree, Agreed, Exit, Failure};
 use mpi::topology::{Communicator, SimpleCommunicator};
 
-use super::{create_outputs, lock, stall_hook, stdout_failure, write_output, Stoppable};
+use super::{create_outputs, file_failure, stdout_failure, write_output};
 use crate::exec::scan::{group_by_host, share_rounds, Named, Scanner};
 use crate::options::Options;
 use crate::report::output::OutputFile;
@@ -36,15 +35,17 @@ pub(super) fn run(
     let count = node_of.iter().map(|&n| n as usize + 1).max().unwrap_or(0);
     let nodes = on_root.as_ref().map(|(_, nodes)| nodes.as_slice());
     let settings = agree(world, settings(options, count, nodes))?;
-    let results = Arc::new(Mutex::new(ScanResults::begin(
-        world, options, &settings, on_root, network, &started,
-    )?));
+    let results = ScanResults::begin(world, options, &settings, on_root, network, &started)?;
     if world.rank() == 0 {
-        watchdog.on_stall(stall_hook(results.clone()));
+        watchdog.on_stall(results.stall_hook(|| {}));
     }
     let mut scanner = Scanner::new(world, node_of, settings.clone(), watchdog.progress());
-    if let Some(nodes) = &lock(&results).nodes {
-        scanner.name_nodes(nodes.iter().map(|n| n.host.clone()).collect());
+    if let Some(hosts) = results.with(|r| {
+        r.nodes
+            .as_ref()
+            .map(|nodes| nodes.iter().map(|n| n.host.clone()).collect())
+    }) {
+        scanner.name_nodes(hosts);
     }
     let interrupt = benchkit::interrupt::Interrupt::install("sqmr");
     let started_at = mpi::time();
@@ -54,7 +55,7 @@ pub(super) fn run(
         if let Some(runs) = scanner.round(pairs, r) {
             first.extend(runs);
         }
-        let written = lock(&results).measured(&first, &[], mpi::time() - started_at);
+        let written = ScanResults::measured(&results, &first, &[], mpi::time() - started_at);
         agree(world, written)?;
         interrupted(world, &interrupt, r + 1)?;
     }
@@ -70,11 +71,11 @@ pub(super) fn run(
         if let Some(runs) = scanner.round(pairs, rounds.len() + k) {
             again.extend(runs);
         }
-        let written = lock(&results).measured(&first, &again, mpi::time() - started_at);
+        let written = ScanResults::measured(&results, &first, &again, mpi::time() - started_at);
         agree(world, written)?;
         interrupted(world, &interrupt, rounds.len() + k + 1)?;
     }
-    let flagged = lock(&results).finish(&first, &again, mpi::time() - started_at);
+    let flagged = ScanResults::finish(&results, &first, &again, mpi::time() - started_at);
     let flagged = agree(world, flagged)?;
     agree(
         world,
@@ -157,7 +158,6 @@ struct ScanResults {
     nodes: Option<Vec<Node>>,
     settings: Settings,
     document: Option<ScanDocument>,
-    json: Option<OutputFile>,
 }
 
 impl ScanResults {
@@ -169,7 +169,7 @@ impl ScanResults {
         on_root: Option<Named>,
         network: Option<benchkit::network::Applied>,
         started: &chrono::DateTime<chrono::Local>,
-    ) -> Result<Self, Agreed> {
+    ) -> Result<Keeper<ScanResults>, Agreed> {
         let files = match world.rank() {
             0 => create_outputs(options).map(|(json, _)| json),
             _ => Ok(None),
@@ -180,9 +180,9 @@ impl ScanResults {
             mode: "scan".into(),
             schema_version: SCAN_SCHEMA_VERSION,
             version: env!("CARGO_PKG_VERSION").into(),
+            // Set by each version (benchkit::keeper::Moment).
             complete: false,
-            // Until the scan replaces it (with a verdict, or saying why it stopped).
-            stopped: Some(benchkit::stall::NOT_REPLACED.to_string()),
+            stopped: None,
             network_selection: network.as_ref().map(|a| a.summary.clone()),
             network: network.and_then(|a| a.record),
             provenance: Some(benchkit::provenance::describe(
@@ -194,80 +194,94 @@ impl ScanResults {
             scan: Scan::partial(settings.clone(), nodes, &[], &[], 0.0),
         });
         let nodes = on_root.map(|(_, nodes)| nodes);
-        let mut results = ScanResults {
-            nodes,
-            settings: settings.clone(),
-            document,
+        let header = nodes.as_ref().map(|nodes| header(settings, nodes));
+        let results = Keeper::new(
+            ScanResults {
+                nodes,
+                settings: settings.clone(),
+                document,
+            },
             json,
-        };
-        let begun = results.write().and_then(|()| match &results.nodes {
-            Some(nodes) => outfile::stdout::write(&header(settings, nodes)).map_err(stdout_failure),
-            None => Ok(()),
+        );
+        let begun = results.version().map_err(file_failure).and_then(|()| {
+            header.map_or(Ok(()), |text| {
+                outfile::stdout::write(&text).map_err(stdout_failure)
+            })
         });
         agree(world, begun)?;
         Ok(results)
     }
 
-    fn write(&mut self) -> Result<(), Failure> {
-        let Some(doc) = &self.document else {
-            return Ok(());
-        };
-        write_output(&mut self.json, || {
-            serde_json::to_string_pretty(doc).expect("a scan document serializes") + "\n"
-        })
-    }
-
     /// The pairs so far, without a verdict: the file's next version.
     fn measured(
-        &mut self,
+        keeper: &Keeper<ScanResults>,
         first: &[PairRun],
         again: &[PairRun],
         wall_s: f64,
     ) -> Result<(), Failure> {
-        let (Some(doc), Some(nodes)) = (&mut self.document, &self.nodes) else {
-            return Ok(());
-        };
-        doc.scan = Scan::partial(self.settings.clone(), nodes, first, again, wall_s);
-        self.write()
+        keeper.with(|r| {
+            if let (Some(doc), Some(nodes)) = (&mut r.document, &r.nodes) {
+                doc.scan = Scan::partial(r.settings.clone(), nodes, first, again, wall_s);
+            }
+        });
+        keeper.version().map_err(file_failure)
     }
 
     /// The verdict: the last version of the file and the table. Returns whether anything
     /// is flagged (on rank 0; `false` elsewhere).
     fn finish(
-        &mut self,
+        keeper: &Keeper<ScanResults>,
         first: &[PairRun],
         again: &[PairRun],
         wall_s: f64,
     ) -> Result<bool, Failure> {
-        let (Some(doc), Some(nodes)) = (&mut self.document, &self.nodes) else {
+        let judged = keeper.with(|r| {
+            let (Some(doc), Some(nodes)) = (&mut r.document, &r.nodes) else {
+                return None;
+            };
+            let outcome = assemble(nodes.len(), first, again, r.settings.threshold);
+            doc.scan = Scan::new(r.settings.clone(), nodes, &outcome, wall_s);
+            Some((doc.scan.flagged(), table(&doc.scan)))
+        });
+        keeper.complete().map_err(file_failure)?;
+        let Some((flagged, text)) = judged else {
             return Ok(false);
         };
-        let outcome = assemble(nodes.len(), first, again, self.settings.threshold);
-        doc.scan = Scan::new(self.settings.clone(), nodes, &outcome, wall_s);
-        doc.complete = true;
-        doc.stopped = None;
-        if let Some(p) = &mut doc.provenance {
-            p.ended = Some(chrono::Local::now().to_rfc3339());
-        }
-        let flagged = doc.scan.flagged();
-        let text = table(&doc.scan);
-        self.write()?;
         outfile::stdout::write(&text).map_err(stdout_failure)?;
         Ok(flagged)
     }
 }
 
-impl Stoppable for ScanResults {
-    fn stop(&mut self, reason: &str) -> Result<(), Failure> {
-        if let Some(doc) = &mut self.document {
-            doc.complete = false;
-            doc.stopped = Some(reason.to_string());
+impl Record for ScanResults {
+    type Snapshot = ScanDocument;
+    type Files = Option<OutputFile>;
+
+    /// The document as of `moment` (rank 0).
+    fn snapshot(&mut self, moment: Moment<'_>) -> Option<ScanDocument> {
+        let doc = self.document.as_mut()?;
+        doc.complete = moment.complete();
+        doc.stopped = moment.stopped();
+        if moment.is_last() {
             if let Some(p) = &mut doc.provenance {
                 p.ended = Some(chrono::Local::now().to_rfc3339());
             }
         }
-        let written = self.write();
-        drop(self.json.take());
-        written
+        Some(doc.clone())
+    }
+
+    /// The document in the `--json` file.
+    fn write(
+        json: &mut Option<OutputFile>,
+        doc: ScanDocument,
+        _: Moment<'_>,
+    ) -> Result<(), String> {
+        write_output(json, || {
+            serde_json::to_string_pretty(&doc).expect("a scan document serializes") + "\n"
+        })
+        .map_err(|f| f.message)
+    }
+
+    fn release(json: &mut Option<OutputFile>) {
+        drop(json.take());
     }
 }

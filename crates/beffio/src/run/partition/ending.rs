@@ -66,7 +66,9 @@ impl PartitionRun<'_> {
         let full = writes && no_free_block(&self.setup.dir);
         let [full] = Stopped::agree_max(
             self.setup.comm,
-            failure.or_else(|| self.interrupted()),
+            failure
+                .map(super::super::stopped::Failing::from)
+                .or_else(|| self.interrupted()),
             [flag(full)],
         )?;
         if writes {

@@ -153,7 +153,7 @@ impl PartitionRun<'_> {
         }
         // Every rank's open succeeded (agreed above).
         let Ok(file) = opened else {
-            return Err(Stopped::said());
+            return Err(Stopped::said(benchkit::Exit::Failure));
         };
         // Rank 0's report is the one shown (its type 2 file stands for the others').
         let hints = (!self.setup.hints.is_empty()).then(|| FileHints {

@@ -213,7 +213,7 @@ impl<'a> PartitionRun<'a> {
     }
 
     /// `interrupted by signal N` once a signal was received.
-    fn interrupted(&self) -> Option<String> {
+    fn interrupted(&self) -> Option<super::stopped::Failing> {
         super::stopped::interrupted_by(self.signal())
     }
 
@@ -255,7 +255,7 @@ impl<'a> PartitionRun<'a> {
                             let missing = format!("no segment plan for pattern {}", p.number);
                             return Err(Stopped::agree(self.setup.comm, Some(missing))
                                 .err()
-                                .unwrap_or_else(Stopped::said));
+                                .unwrap_or_else(|| Stopped::said(benchkit::Exit::Failure)));
                         }
                     }
                 }

@@ -1,14 +1,15 @@
 //! A pattern's result: every rank's figures gathered once, the slowest rank's time and
 //! parts, the data errors, and what the next patterns need of it.
 
+use super::super::stopped::Failing;
 use super::call::Tally;
 use super::files::Open;
-use super::{flag, LocalTimes, PartitionRun, Stopped};
+use super::{LocalTimes, PartitionRun, Stopped};
 use crate::markers::DataError;
 use crate::patterns::Pattern;
 use crate::results::PatternResult;
 use crate::schedule::Access;
-use benchkit::gather_all;
+use benchkit::{gather_all, Exit};
 
 impl PartitionRun<'_> {
     /// Prints this rank's named data errors of pattern `p` on standard error.
@@ -53,11 +54,18 @@ impl PartitionRun<'_> {
                 local.check_s,
                 // Exact: counts far below 2^53.
                 tally.data_errors as f64,
-                flag(failure.is_some()),
+                // The exit code the failure asks for (0: none).
+                f64::from(u8::from(failure.is_some())) * f64::from(Exit::Failure.code()),
             ],
         );
         if let Some(first) = all.iter().position(|v| v[5] > 0.0) {
-            return Err(Stopped::of_rank(self.setup.comm, first as i32, failure));
+            let code = all.iter().map(|v| v[5] as i32).max().unwrap_or(1);
+            return Err(Stopped::of_rank(
+                self.setup.comm,
+                first as i32,
+                Exit::from_code(code),
+                failure.map(Failing::from),
+            ));
         }
         // The slowest rank, the lowest of equals.
         let slowest = (0..all.len()).fold(0, |s, i| if all[i][0] > all[s][0] { i } else { s });

@@ -1,0 +1,440 @@
+//! The one keeper of a benchmark's result documents while it runs: every version of the
+//! output files, whoever asks for it (the main thread as results arrive, a writer thread
+//! of its own so that a measurement never waits for a file, the watchdog's thread at a
+//! stall, the end of the run), goes through here, and each says what it is
+//! ([`Moment`]): a version of a run still going says in `"stopped"` that a file left
+//! like that was ended from outside; the last one is either complete or says why the run
+//! stopped, and nothing is written after it.
+//!
+//! The benchmark's results are a [`Record`], its output files the record's `Files`; the
+//! keeper holds each behind a lock of its own. A version is a snapshot of the record,
+//! taken under its lock (a copy), then rendered and written under the files' lock: the
+//! main thread, which only ever takes the record's lock, never waits for a file to be
+//! written. A thread that is not the main one (the writer, a stall) never waits long for
+//! a lock: the main thread may be stuck in a write itself, and the files then keep their
+//! last version, which says it is not the last.
+
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Condvar, Mutex, MutexGuard, TryLockError};
+use std::thread::JoinHandle;
+use std::time::{Duration, Instant};
+
+/// How long a thread other than the main one waits for the record before it gives up.
+pub const LOCK_WAIT: Duration = Duration::from_secs(5);
+
+/// What a version of the files is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Moment<'a> {
+    /// The run goes on; another version will replace this one.
+    Running,
+    /// The run stopped before its end, for this reason: the last version.
+    Stopped(&'a str),
+    /// The run is complete: the last version.
+    Complete,
+}
+
+impl Moment<'_> {
+    /// The document's `"stopped"`: why a file left as this version is incomplete (for a
+    /// running version: that it was ended from outside if nothing replaced it), `None`
+    /// for a complete run.
+    pub fn stopped(self) -> Option<String> {
+        match self {
+            Moment::Running => Some(crate::stall::NOT_REPLACED.to_string()),
+            Moment::Stopped(why) => Some(why.to_string()),
+            Moment::Complete => None,
+        }
+    }
+
+    /// The document's `"complete"`.
+    pub fn complete(self) -> bool {
+        self == Moment::Complete
+    }
+
+    /// Whether this is the last version (the run's end is recorded in it).
+    pub fn is_last(self) -> bool {
+        self != Moment::Running
+    }
+}
+
+/// A benchmark's results, as the keeper holds them, and how a version of them reaches
+/// its output files.
+pub trait Record: Send + 'static {
+    /// What one version is made from: a copy of the results as of its moment.
+    type Snapshot: Send;
+    /// The output files.
+    type Files: Send + 'static;
+
+    /// The snapshot of `moment`, taken under the record's lock (keep it a copy: the main
+    /// thread may wait for it); `None` when there is nothing to write (not rank 0, or
+    /// the run has not described itself yet).
+    fn snapshot(&mut self, moment: Moment<'_>) -> Option<Self::Snapshot>;
+
+    /// Renders `snapshot` and writes it as every output file's version of `moment`. A
+    /// failure is the complete message to print (a version written as the run goes that
+    /// fails leaves the previous one in place; the caller decides whether to say it).
+    fn write(
+        files: &mut Self::Files,
+        snapshot: Self::Snapshot,
+        moment: Moment<'_>,
+    ) -> Result<(), String>;
+
+    /// After the last version: the files are let go (their reservations released), since
+    /// the process may end without its drops.
+    fn release(files: &mut Self::Files);
+}
+
+/// The keeper of one run's record; clones share it.
+pub struct Keeper<R: Record> {
+    shared: Arc<Shared<R>>,
+}
+
+impl<R: Record> Clone for Keeper<R> {
+    fn clone(&self) -> Self {
+        Keeper {
+            shared: self.shared.clone(),
+        }
+    }
+}
+
+struct Shared<R: Record> {
+    record: Mutex<R>,
+    files: Mutex<R::Files>,
+    /// The last version was written: nothing more is.
+    ended: AtomicBool,
+    /// Whether a version is due for the writer thread.
+    pending: Mutex<bool>,
+    wake: Condvar,
+    /// Tells the writer thread to end.
+    done: AtomicBool,
+}
+
+impl<R: Record> Keeper<R> {
+    /// Keeps `record`, whose versions go to `files`.
+    pub fn new(record: R, files: R::Files) -> Keeper<R> {
+        Keeper {
+            shared: Arc::new(Shared {
+                record: Mutex::new(record),
+                files: Mutex::new(files),
+                ended: AtomicBool::new(false),
+                pending: Mutex::new(false),
+                wake: Condvar::new(),
+                done: AtomicBool::new(false),
+            }),
+        }
+    }
+
+    /// The record, for the main thread to change or read (it waits for the lock).
+    pub fn with<T>(&self, f: impl FnOnce(&mut R) -> T) -> T {
+        f(&mut lock(&self.shared.record))
+    }
+
+    /// The files, for the main thread (it waits for a version being written).
+    pub fn with_files<T>(&self, f: impl FnOnce(&mut R::Files) -> T) -> T {
+        f(&mut lock(&self.shared.files))
+    }
+
+    /// Whether the last version was written.
+    pub fn ended(&self) -> bool {
+        self.shared.ended.load(Ordering::SeqCst)
+    }
+
+    /// A version of the running record, now, on this thread.
+    pub fn version(&self) -> Result<(), String> {
+        self.shared.write(Moment::Running, None)
+    }
+
+    /// Asks the writer thread ([`Keeper::start_writer`]) for a version of the running
+    /// record; the caller goes on at once.
+    pub fn due(&self) {
+        if let Ok(mut p) = self.shared.pending.lock() {
+            *p = true;
+            self.shared.wake.notify_all();
+        }
+    }
+
+    /// Starts the thread that writes a version when one is [`due`](Keeper::due), at most
+    /// one per `interval`; it ends when the returned guard drops (after the version it
+    /// may be writing). A version it cannot write is not said: the next, or the last,
+    /// will be.
+    pub fn start_writer(&self, interval: Duration) -> Writer {
+        let shared = self.shared.clone();
+        let handle = std::thread::Builder::new()
+            .name("versions".into())
+            .spawn(move || writer_loop(&shared, interval))
+            .ok();
+        Writer {
+            shared: self.shared.clone(),
+            handle,
+        }
+    }
+
+    /// The last version: the run stopped for `why`. From a thread other than the main
+    /// one the record's lock is waited for [`LOCK_WAIT`] at most (nothing is written
+    /// then: the files keep their last version, which says it is not the last).
+    pub fn stop(&self, why: &str) -> Result<(), String> {
+        self.last(Moment::Stopped(why), Some(Instant::now() + LOCK_WAIT))
+    }
+
+    /// The last version: the run is complete.
+    pub fn complete(&self) -> Result<(), String> {
+        self.last(Moment::Complete, None)
+    }
+
+    /// The end without a last version (nothing was measured that a file should keep):
+    /// the files are let go as they are.
+    pub fn abandon(&self) {
+        let mut files = lock(&self.shared.files);
+        if !self.shared.ended.swap(true, Ordering::SeqCst) {
+            R::release(&mut files);
+        }
+    }
+
+    fn last(&self, moment: Moment<'_>, deadline: Option<Instant>) -> Result<(), String> {
+        self.shared.write(moment, deadline)
+    }
+
+    /// A watchdog hook: at a stall, the last version with the stall's reason (a failure
+    /// to write it said), then `after` (what else must go before the process ends).
+    #[cfg(feature = "mpi")]
+    pub fn stall_hook(&self, after: impl Fn() + Send + Sync + 'static) -> crate::watchdog::Hook {
+        let keeper = self.clone();
+        Box::new(move |stall| {
+            if let Err(message) = keeper.stop(&stall.reason()) {
+                outfile::eprintln!("{message}");
+            }
+            after();
+        })
+    }
+}
+
+/// The writer thread of [`Keeper::start_writer`]: dropping it ends the thread.
+pub struct Writer {
+    shared: Arc<dyn WriterControl>,
+    handle: Option<JoinHandle<()>>,
+}
+
+/// What the guard needs of the shared state, whatever the record.
+trait WriterControl: Send + Sync {
+    fn end(&self);
+}
+
+impl<R: Record> Shared<R> {
+    /// The version of `moment`: the snapshot under the record's lock, then the files
+    /// under theirs; each lock waited for until `deadline` at most. Nothing after the
+    /// last version.
+    fn write(&self, moment: Moment<'_>, deadline: Option<Instant>) -> Result<(), String> {
+        if self.ended.load(Ordering::SeqCst) {
+            return Ok(());
+        }
+        let snapshot = match lock_until(&self.record, deadline) {
+            Some(mut record) => record.snapshot(moment),
+            None => return Ok(()),
+        };
+        let Some(mut files) = lock_until(&self.files, deadline) else {
+            return Ok(());
+        };
+        // Under the files' lock: a version that waited for it while the last one was
+        // written is dropped.
+        if self.ended.load(Ordering::SeqCst) {
+            return Ok(());
+        }
+        if moment.is_last() {
+            self.ended.store(true, Ordering::SeqCst);
+        }
+        let written = match snapshot {
+            Some(s) => R::write(&mut files, s, moment),
+            None => Ok(()),
+        };
+        if moment.is_last() {
+            R::release(&mut files);
+        }
+        written
+    }
+}
+
+impl<R: Record> WriterControl for Shared<R> {
+    fn end(&self) {
+        self.done.store(true, Ordering::SeqCst);
+        if let Ok(_pending) = self.pending.lock() {
+            self.wake.notify_all();
+        }
+    }
+}
+
+impl Drop for Writer {
+    fn drop(&mut self) {
+        self.shared.end();
+        if let Some(h) = self.handle.take() {
+            let _ = h.join();
+        }
+    }
+}
+
+fn writer_loop<R: Record>(shared: &Shared<R>, interval: Duration) {
+    loop {
+        {
+            let Ok(mut pending) = shared.pending.lock() else {
+                return;
+            };
+            while !*pending && !shared.done.load(Ordering::SeqCst) {
+                pending = match shared.wake.wait(pending) {
+                    Ok(p) => p,
+                    Err(_) => return,
+                };
+            }
+            if shared.done.load(Ordering::SeqCst) {
+                return;
+            }
+            *pending = false;
+        }
+        let _ = shared.write(Moment::Running, Some(Instant::now() + LOCK_WAIT));
+        // At most one version per interval; what is due meanwhile waits for the next.
+        let until = Instant::now() + interval;
+        let Ok(mut pending) = shared.pending.lock() else {
+            return;
+        };
+        while !shared.done.load(Ordering::SeqCst) {
+            let left = until.saturating_duration_since(Instant::now());
+            if left.is_zero() {
+                break;
+            }
+            pending = match shared.wake.wait_timeout(pending, left) {
+                Ok((p, _)) => p,
+                Err(_) => return,
+            };
+        }
+    }
+}
+
+/// `m` locked (a poisoned lock taken as it is).
+fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
+}
+
+/// `m` locked, unless it stays locked past `deadline` (`None`: waits as long as it takes).
+fn lock_until<T>(m: &Mutex<T>, deadline: Option<Instant>) -> Option<MutexGuard<'_, T>> {
+    let Some(deadline) = deadline else {
+        return Some(lock(m));
+    };
+    loop {
+        match m.try_lock() {
+            Ok(g) => return Some(g),
+            Err(TryLockError::Poisoned(p)) => return Some(p.into_inner()),
+            Err(TryLockError::WouldBlock) if Instant::now() < deadline => {
+                std::thread::sleep(Duration::from_millis(50));
+            }
+            Err(TryLockError::WouldBlock) => return None,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A record whose files keep every version they were given.
+    struct Log;
+
+    #[derive(Default)]
+    struct LogFiles {
+        versions: Arc<Mutex<Vec<String>>>,
+        released: Arc<AtomicBool>,
+        fail: bool,
+    }
+
+    impl Record for Log {
+        type Snapshot = String;
+        type Files = LogFiles;
+
+        fn snapshot(&mut self, moment: Moment<'_>) -> Option<String> {
+            Some(format!(
+                "complete={} stopped={}",
+                moment.complete(),
+                moment.stopped().unwrap_or_else(|| "-".into())
+            ))
+        }
+
+        fn write(files: &mut LogFiles, line: String, _: Moment<'_>) -> Result<(), String> {
+            if files.fail {
+                return Err("disk full".into());
+            }
+            files.versions.lock().unwrap().push(line);
+            Ok(())
+        }
+
+        fn release(files: &mut LogFiles) {
+            files.released.store(true, Ordering::SeqCst);
+        }
+    }
+
+    #[test]
+    fn running_versions_say_they_are_not_the_last_and_nothing_follows_the_last() {
+        let files = LogFiles::default();
+        let (versions, released) = (files.versions.clone(), files.released.clone());
+        let keeper = Keeper::new(Log, files);
+        keeper.version().unwrap();
+        keeper.stop("STALL: rank 1 on h2").unwrap();
+        // After the last version: neither a running one nor another last one.
+        keeper.version().unwrap();
+        keeper.complete().unwrap();
+        let v = versions.lock().unwrap().clone();
+        assert_eq!(v.len(), 2, "{v:?}");
+        assert!(v[0].contains("complete=false") && v[0].contains("went on after this version"));
+        assert_eq!(v[1], "complete=false stopped=STALL: rank 1 on h2");
+        assert!(released.load(Ordering::SeqCst));
+        assert!(keeper.ended());
+    }
+
+    #[test]
+    fn a_complete_run_says_nothing_stopped_it() {
+        let files = LogFiles::default();
+        let versions = files.versions.clone();
+        let keeper = Keeper::new(Log, files);
+        keeper.complete().unwrap();
+        assert_eq!(*versions.lock().unwrap(), ["complete=true stopped=-"]);
+    }
+
+    #[test]
+    fn a_stop_gives_up_on_a_record_the_main_thread_holds() {
+        let files = LogFiles::default();
+        let versions = files.versions.clone();
+        let keeper = Keeper::new(Log, files);
+        let stuck = keeper.clone();
+        let (tx, rx) = std::sync::mpsc::channel();
+        let holder = std::thread::spawn(move || {
+            stuck.with(|_| {
+                tx.send(()).unwrap();
+                std::thread::sleep(LOCK_WAIT + Duration::from_secs(1));
+            })
+        });
+        rx.recv().unwrap();
+        let t = Instant::now();
+        keeper.stop("stalled").unwrap();
+        assert!(t.elapsed() < LOCK_WAIT + Duration::from_millis(900));
+        assert!(versions.lock().unwrap().is_empty());
+        holder.join().unwrap();
+    }
+
+    #[test]
+    fn the_writer_thread_writes_what_is_due_and_a_failure_is_returned_at_the_end() {
+        let files = LogFiles::default();
+        let versions = files.versions.clone();
+        let keeper = Keeper::new(Log, files);
+        let writer = keeper.start_writer(Duration::from_millis(10));
+        keeper.due();
+        let t = Instant::now();
+        while versions.lock().unwrap().is_empty() && t.elapsed() < Duration::from_secs(10) {
+            std::thread::sleep(Duration::from_millis(5));
+        }
+        drop(writer);
+        assert!(versions.lock().unwrap()[0].contains("complete=false"));
+        let failing = Keeper::new(
+            Log,
+            LogFiles {
+                fail: true,
+                ..LogFiles::default()
+            },
+        );
+        assert_eq!(failing.complete(), Err("disk full".to_string()));
+    }
+}
