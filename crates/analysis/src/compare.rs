@@ -335,7 +335,14 @@ fn interval_cell(v: Option<[f64; 2]>) -> String {
 /// 95 % interval of the median and the verdict (`differ`: they do not overlap,
 /// `overlap`, or `-`), and a last line counts the sizes that differ.
 pub fn text(c: &Comparison) -> String {
-    let mut out = format!("# {} comparison\n# A: {}\n# B: {}\n", c.benchmark, c.a, c.b);
+    // The labels hold file names and fields of the documents: shown with any control
+    // character escaped, never sent to the terminal as it is.
+    let mut out = format!(
+        "# {} comparison\n# A: {}\n# B: {}\n",
+        c.benchmark,
+        outfile::shown::text(&c.a),
+        outfile::shown::text(&c.b)
+    );
     let width = c
         .headline
         .iter()

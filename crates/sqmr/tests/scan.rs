@@ -87,8 +87,21 @@ fn a_throttled_host_is_flagged_alone_and_nothing_is_flagged_without_it() {
     let mpi = Installation::from_env();
     let hosts = fabric.hosts().to_vec();
 
-    let (job, doc) = scan(&fabric, 1, "healthy", &[]);
+    // Each round (two measurements of 1.5 s, and the barriers) lasts longer than the stall
+    // timeout: a rank sitting out a round, or whose pair finished first, is waiting for
+    // the round, not stalled.
+    let (job, doc) = scan(
+        &fabric,
+        1,
+        "healthy",
+        &["--scan-time", "1.5", "--stall-timeout", "2"],
+    );
     assert_eq!(job.code, Some(0), "{job:#?}");
+    assert!(!job.stderr.contains("STALL"), "{}", job.stderr);
+    assert!(
+        job.elapsed > std::time::Duration::from_secs(3 * 3),
+        "three rounds of more than 3 s each: {job:#?}"
+    );
     assert_eq!(doc["complete"], true);
     assert_eq!(doc["mode"], "scan");
     let nodes = doc["scan"]["nodes"].as_array().unwrap();

@@ -2,8 +2,9 @@
 //! or a neighbour) ends the job with exit 6 within the stall timeout, naming the rank that
 //! noticed, its host and whom it waited for, the JSON keeping the sizes measured with
 //! `"complete": false` and the reason; a rank paused and continued leaves a complete run
-//! whose slow size is flagged; a healthy run under load flags nothing; a rank that never
-//! reaches `MPI_Init` ends the job within the timeout, named by the rank waiting for it.
+//! whose slow size is flagged; a healthy run under load flags nothing, nor does one size
+//! that lasts longer than the timeout; a rank that never reaches `MPI_Init` ends the job
+//! within the timeout, named by the rank waiting for it.
 
 mod common;
 
@@ -302,4 +303,27 @@ fn a_rank_frozen_before_mpi_init_ends_the_job_within_the_timeout() {
         job.stderr
     );
     assert!(job.elapsed < Duration::from_secs(60), "{:?}", job.elapsed);
+}
+
+#[test]
+fn a_size_longer_than_the_timeout_is_no_stall() {
+    // One size whose timed loop lasts about 5 s against a stall timeout of 2 s: every
+    // iteration is progress, so the healthy run completes and nothing is said.
+    let iters = iterations_for(5.0);
+    let dir = tempfile::tempdir().unwrap();
+    let (child, json, lock) = start_with(dir.path(), iters, &["--stall-timeout", "2"]);
+    let (code, stderr, seconds) = finish(child, Duration::from_secs(120));
+    drop(lock);
+    assert_eq!(code, Some(0), "{stderr}");
+    assert!(!stderr.contains("STALL"), "{stderr}");
+    let doc = read(&json);
+    assert_eq!(doc["complete"], true, "{doc}");
+    let first = doc["sizes"][0]["core_elapsed_s"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(serde_json::Value::as_f64)
+        .fold(0.0, f64::max);
+    eprintln!("first size: {first:.1} s of a {seconds:.1} s job");
+    assert!(first > 2.5, "the first size outlasts the timeout: {doc}");
 }

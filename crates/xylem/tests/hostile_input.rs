@@ -630,3 +630,51 @@ fn summary_shows_document_fields_as_text_never_as_markdown() {
         "{md}"
     );
 }
+
+/// Whether `text` holds a control character other than a line break or a tab.
+fn has_control(text: &str) -> bool {
+    text.chars()
+        .any(|c| c.is_control() && !matches!(c, '\n' | '\t' | '\r'))
+}
+
+#[test]
+fn names_and_fields_with_terminal_escapes_are_shown_not_sent() {
+    let dir = tempfile::tempdir().unwrap();
+    // A file name and document fields that would retitle the terminal and clear it.
+    let evil = edited(
+        dir.path(),
+        "sqmr-a.json",
+        "evil\u{1b}]0;pwned\u{7}.json",
+        |v| {
+            v["environment"]["mpi_library"] = "MPI \u{1b}[2J\u{1b}[31mFAKE".into();
+            v["environment"]["hosts"][0] = "node\u{1b}]0;x\u{7}".into();
+        },
+    );
+    let ran = run_within(
+        xylem(&["compare", s(&evil), s(&fixture("sqmr-a.json"))]),
+        PROMPT,
+        "compare",
+    );
+    assert!(ran.status.success(), "{}", ran.stderr);
+    assert!(!has_control(&ran.stdout), "{:?}", ran.stdout);
+    assert!(
+        ran.stdout.contains("evil\\x1b]0;pwned\\x07"),
+        "{}",
+        ran.stdout
+    );
+    // The picture's notes and legend: shown too, and the SVG stays XML.
+    let svg = dir.path().join("p.svg");
+    let ran = run_within(
+        xylem(&["plot", s(&evil), s(&fixture("sqmr-a.json")), "-o", s(&svg)]),
+        PROMPT,
+        "plot",
+    );
+    assert!(ran.status.success(), "{}", ran.stderr);
+    let text = std::fs::read_to_string(&svg).unwrap();
+    assert!(!has_control(&text), "a control character in the SVG");
+    assert!(
+        text.contains("evil\\x1b]0;pwned\\x07"),
+        "the legend names the file"
+    );
+    roxmltree::Document::parse(&text).expect("the SVG is XML");
+}

@@ -49,7 +49,9 @@ fn header_height(docs: &[(&str, &Document)]) -> u32 {
 
 /// The title of a partition's row; the label is given when several results are plotted.
 pub fn row_title(label: Option<&str>, doc: &Document, part: &Partition) -> String {
-    let prefix = label.map(|l| format!("{l}: ")).unwrap_or_default();
+    let prefix = label
+        .map(|l| format!("{}: ", outfile::shown::text(l)))
+        .unwrap_or_default();
     format!(
         "{prefix}partition of {} process{}, b_eff_io = {:.1} MB/s (T = {} s, MPART = {} MB)",
         part.processes,

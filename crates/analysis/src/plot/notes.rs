@@ -73,7 +73,10 @@ pub fn draw<DB: DrawingBackend>(area: &DrawingArea<DB, Shift>, lines: &[Line]) -
         let font = (super::font::FAMILY, style::TICK)
             .into_font()
             .color(&colour);
-        area.draw_text(&line.text, &font, (20, 2 + LINE_HEIGHT as i32 * i as i32))
+        // Fields of the documents: control characters shown, never drawn (nor put in
+        // an SVG, where they are not XML).
+        let text = outfile::shown::text(&line.text);
+        area.draw_text(&text, &font, (20, 2 + LINE_HEIGHT as i32 * i as i32))
             .map_err(draw_error)?;
     }
     Ok(())

@@ -197,7 +197,8 @@ fn panel<DB: DrawingBackend>(
                 c.stroke_width(2),
             ))
             .map_err(draw_error)?
-            .label(*label)
+            // A file name or a label given: control characters shown, not drawn.
+            .label(outfile::shown::text(label))
             .legend(move |(x, y)| PathElement::new(vec![(x, y), (x + 24, y)], c.stroke_width(3)));
         chart
             .draw_series(pts.iter().map(|p| Circle::new((p.0, p.1), 3, c.filled())))

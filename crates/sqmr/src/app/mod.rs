@@ -352,7 +352,11 @@ fn postscript(doc: &Document, config: &Config) -> String {
         benchkit::library_summary()
     );
     if let Some(network) = &doc.network_selection {
-        out += &format!("# network selection (rank 0's host): {network}\n");
+        // Interface and host names as the system gives them: control characters shown.
+        out += &format!(
+            "# network selection (rank 0's host): {}\n",
+            outfile::shown::text(network)
+        );
     }
     for line in doc.placement.warnings() {
         out += &line;
