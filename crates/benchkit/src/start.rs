@@ -102,6 +102,7 @@ pub fn finish(mpi: Mpi, watchdog: Watchdog, code: i32) -> ! {
     let world = mpi.world();
     let progress = watchdog.progress();
     progress.at("the end of the run, waiting for every rank to finish");
+    crate::watchdog::test_stop_at_end(world.rank());
     crate::heartbeat::quiet_barrier(&world, Some(&progress));
     // Every rank is here now; one blocking barrier more lets each rank's last messages be
     // acknowledged while its peers still progress. Without it MPICH 4 over UCX hung in

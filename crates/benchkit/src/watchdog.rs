@@ -412,8 +412,21 @@ impl Watchdog {
 /// `MPI_Init`, as a rank on a node that froze at start-up.
 pub const TEST_STOP_ENV: &str = "XYLEM_TEST_STOP_BEFORE_INIT";
 
+/// The test hook: the rank this variable names stops itself (SIGSTOP) at the end of the
+/// run, its results written, before it meets the others to finalize.
+pub const TEST_STOP_AT_END_ENV: &str = "XYLEM_TEST_STOP_AT_END";
+
 fn test_stop(rank: i32) {
-    if std::env::var(TEST_STOP_ENV)
+    test_stop_if(TEST_STOP_ENV, rank);
+}
+
+/// [`TEST_STOP_AT_END_ENV`]'s hook, for [`crate::finish`].
+pub(crate) fn test_stop_at_end(rank: i32) {
+    test_stop_if(TEST_STOP_AT_END_ENV, rank);
+}
+
+fn test_stop_if(variable: &str, rank: i32) {
+    if std::env::var(variable)
         .ok()
         .and_then(|v| v.parse::<i32>().ok())
         .is_some_and(|r| r == rank && r >= 0)

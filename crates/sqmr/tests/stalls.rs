@@ -327,3 +327,42 @@ fn a_size_longer_than_the_timeout_is_no_stall() {
     eprintln!("first size: {first:.1} s of a {seconds:.1} s job");
     assert!(first > 2.5, "the first size outlasts the timeout: {doc}");
 }
+
+#[test]
+fn a_rank_stopped_at_the_end_is_named_and_the_job_does_not_end_with_0() {
+    // Rank 1 stops after the last size, before the ranks meet to finalize: rank 0, its
+    // results written, waits for it and says so; the job ends with the stall's code
+    // within the timeout instead of rank 0 leaving with 0 and the launcher waiting.
+    let dir = tempfile::tempdir().unwrap();
+    let json = dir.path().join("end.json");
+    let job = mpitest::launch_with_env(
+        Installation::from_env(),
+        2,
+        Path::new(BIN),
+        &[
+            "--num_iters",
+            "5",
+            "--max_msgsize",
+            "8",
+            "--stall-timeout",
+            "3",
+            "--json",
+            json.to_str().unwrap(),
+        ],
+        &[(benchkit::watchdog::TEST_STOP_AT_END_ENV, "1")],
+        Duration::from_secs(90),
+    );
+    assert!(!job.timed_out, "the job hung: {job:#?}");
+    assert_stalled_code(job.code, &job.stderr);
+    assert!(
+        job.stderr
+            .lines()
+            .any(|l| l.starts_with("sqmr: STALL: rank 0 on ")
+                && l.contains("at the end of the run, waiting for every rank to finish")),
+        "{}",
+        job.stderr
+    );
+    assert!(job.elapsed < Duration::from_secs(60), "{:?}", job.elapsed);
+    // Every size was measured and written before: the document is complete.
+    assert_eq!(read(&json)["complete"], true);
+}
