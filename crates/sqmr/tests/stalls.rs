@@ -272,25 +272,35 @@ fn a_healthy_run_under_load_flags_nothing() {
     assert!(!job.stderr.contains("anomaly"), "{}", job.stderr);
 }
 
-#[test]
-fn a_rank_frozen_before_mpi_init_ends_the_job_within_the_timeout() {
+/// A short job of 2 ranks whose rank 1 stops itself (SIGSTOP) at the test hook `hook`,
+/// with a stall timeout of 3 s: it ends with the stall's code, well within a minute.
+fn stopped_at(hook: &str, extra: &[&str]) -> mpitest::Job {
+    let mut args = vec![
+        "--num_iters",
+        "5",
+        "--max_msgsize",
+        "8",
+        "--stall-timeout",
+        "3",
+    ];
+    args.extend_from_slice(extra);
     let job = mpitest::launch_with_env(
         Installation::from_env(),
         2,
         Path::new(BIN),
-        &[
-            "--num_iters",
-            "5",
-            "--max_msgsize",
-            "8",
-            "--stall-timeout",
-            "3",
-        ],
-        &[(benchkit::watchdog::TEST_STOP_ENV, "1")],
+        &args,
+        &[(hook, "1")],
         Duration::from_secs(90),
     );
     assert!(!job.timed_out, "the job hung: {job:#?}");
     assert_stalled_code(job.code, &job.stderr);
+    assert!(job.elapsed < Duration::from_secs(60), "{:?}", job.elapsed);
+    job
+}
+
+#[test]
+fn a_rank_frozen_before_mpi_init_ends_the_job_within_the_timeout() {
+    let job = stopped_at(benchkit::watchdog::TEST_STOP_ENV, &[]);
     // Rank 0 waits inside MPI_Init (or, under a library whose MPI_Init does not wait for
     // every rank, at the first step after it) and says so.
     assert!(
@@ -302,7 +312,6 @@ fn a_rank_frozen_before_mpi_init_ends_the_job_within_the_timeout() {
         "{}",
         job.stderr
     );
-    assert!(job.elapsed < Duration::from_secs(60), "{:?}", job.elapsed);
 }
 
 #[test]
@@ -335,25 +344,10 @@ fn a_rank_stopped_at_the_end_is_named_and_the_job_does_not_end_with_0() {
     // within the timeout instead of rank 0 leaving with 0 and the launcher waiting.
     let dir = tempfile::tempdir().unwrap();
     let json = dir.path().join("end.json");
-    let job = mpitest::launch_with_env(
-        Installation::from_env(),
-        2,
-        Path::new(BIN),
-        &[
-            "--num_iters",
-            "5",
-            "--max_msgsize",
-            "8",
-            "--stall-timeout",
-            "3",
-            "--json",
-            json.to_str().unwrap(),
-        ],
-        &[(benchkit::watchdog::TEST_STOP_AT_END_ENV, "1")],
-        Duration::from_secs(90),
+    let job = stopped_at(
+        benchkit::watchdog::TEST_STOP_AT_END_ENV,
+        &["--json", json.to_str().unwrap()],
     );
-    assert!(!job.timed_out, "the job hung: {job:#?}");
-    assert_stalled_code(job.code, &job.stderr);
     assert!(
         job.stderr
             .lines()
@@ -362,7 +356,6 @@ fn a_rank_stopped_at_the_end_is_named_and_the_job_does_not_end_with_0() {
         "{}",
         job.stderr
     );
-    assert!(job.elapsed < Duration::from_secs(60), "{:?}", job.elapsed);
     // Every size was measured and written before: the document is complete.
     assert_eq!(read(&json)["complete"], true);
 }
