@@ -18,6 +18,13 @@ pub struct Failure {
     pub message: String,
 }
 
+/// A bare message is a failure: exit code 1 ([`crate::Exit::Failure`]).
+impl From<String> for Failure {
+    fn from(message: String) -> Failure {
+        Failure::new(crate::Exit::Failure.code(), message)
+    }
+}
+
 impl Failure {
     /// A failure with exit code `code` and message `message`.
     pub fn new(code: i32, message: impl Into<String>) -> Self {
@@ -144,27 +151,34 @@ pub fn agree_message<C: Communicator>(comm: &C, local: Option<String>) -> Result
     }
 }
 
-/// [`agree_message`] and [`max_all`] in one reduction (a collective call): `Err` with the
-/// lowest failing rank's message when `local` is `Some` on any rank, else the maximum of
-/// each of `values` over the ranks.
-pub fn agree_message_max<C: Communicator, const K: usize>(
+/// [`agree`] for a failure that every rank learns of, and [`max_all`], in one reduction
+/// (a collective call): `Err` on every rank when `local` is `Some` on any, with the
+/// largest exit code any failing rank gave and the lowest failing rank's message (carried
+/// to every rank by [`message_of`], not printed); else the maximum of each of `values`
+/// over the ranks.
+pub fn agree_failure_max<C: Communicator, const K: usize>(
     comm: &C,
-    local: Option<String>,
+    local: Option<Failure>,
     values: [f64; K],
-) -> Result<[f64; K], String> {
-    // The failing rank r counts as size − r, the others as 0: the maximum names the lowest.
-    let key = if local.is_some() {
-        f64::from(comm.size() - comm.rank())
-    } else {
-        0.0
+) -> Result<[f64; K], Failure> {
+    // After the values: the code asked for, and the failing rank's key (the lowest
+    // failing rank has the largest).
+    let (code, key) = match &local {
+        Some(f) => (
+            f64::from(f.code.max(1)),
+            f64::from(comm.size() - comm.rank()),
+        ),
+        None => (0.0, 0.0),
     };
-    let mine: Vec<f64> = values.iter().copied().chain([key]).collect();
-    let mut out = vec![0.0; K + 1];
+    let mine: Vec<f64> = values.iter().copied().chain([code, key]).collect();
+    let mut out = vec![0.0; K + 2];
     comm.all_reduce_into(&mine[..], &mut out[..], SystemOperation::max());
-    if out[K] > 0.0 {
-        // An exact small integer: ranks are far below 2^53.
-        let first = comm.size() - out[K] as i32;
-        return Err(message_of(comm, first, local));
+    if out[K + 1] > 0.0 {
+        let first = comm.size() - out[K + 1] as i32;
+        return Err(Failure {
+            code: out[K] as i32,
+            message: message_of(comm, first, local.map(|f| f.message)),
+        });
     }
     let mut max = [0.0; K];
     max.copy_from_slice(&out[..K]);

@@ -156,7 +156,7 @@ impl<R: Record> Keeper<R> {
     /// one per `interval`; it ends when the returned guard drops (after the version it
     /// may be writing). A version it cannot write is not said: the next, or the last,
     /// will be.
-    pub fn start_writer(&self, interval: Duration) -> Writer {
+    pub fn start_writer(&self, interval: Duration) -> Writer<R> {
         let shared = self.shared.clone();
         let handle = std::thread::Builder::new()
             .name("versions".into())
@@ -172,12 +172,13 @@ impl<R: Record> Keeper<R> {
     /// one the record's lock is waited for [`LOCK_WAIT`] at most (nothing is written
     /// then: the files keep their last version, which says it is not the last).
     pub fn stop(&self, why: &str) -> Result<(), String> {
-        self.last(Moment::Stopped(why), Some(Instant::now() + LOCK_WAIT))
+        self.shared
+            .write(Moment::Stopped(why), Some(Instant::now() + LOCK_WAIT))
     }
 
     /// The last version: the run is complete.
     pub fn complete(&self) -> Result<(), String> {
-        self.last(Moment::Complete, None)
+        self.shared.write(Moment::Complete, None)
     }
 
     /// The end without a last version (nothing was measured that a file should keep):
@@ -187,10 +188,6 @@ impl<R: Record> Keeper<R> {
         if !self.shared.ended.swap(true, Ordering::SeqCst) {
             R::release(&mut files);
         }
-    }
-
-    fn last(&self, moment: Moment<'_>, deadline: Option<Instant>) -> Result<(), String> {
-        self.shared.write(moment, deadline)
     }
 
     /// A watchdog hook: at a stall, the last version with the stall's reason (a failure
@@ -208,14 +205,9 @@ impl<R: Record> Keeper<R> {
 }
 
 /// The writer thread of [`Keeper::start_writer`]: dropping it ends the thread.
-pub struct Writer {
-    shared: Arc<dyn WriterControl>,
+pub struct Writer<R: Record> {
+    shared: Arc<Shared<R>>,
     handle: Option<JoinHandle<()>>,
-}
-
-/// What the guard needs of the shared state, whatever the record.
-trait WriterControl: Send + Sync {
-    fn end(&self);
 }
 
 impl<R: Record> Shared<R> {
@@ -252,18 +244,12 @@ impl<R: Record> Shared<R> {
     }
 }
 
-impl<R: Record> WriterControl for Shared<R> {
-    fn end(&self) {
-        self.done.store(true, Ordering::SeqCst);
-        if let Ok(_pending) = self.pending.lock() {
-            self.wake.notify_all();
-        }
-    }
-}
-
-impl Drop for Writer {
+impl<R: Record> Drop for Writer<R> {
     fn drop(&mut self) {
-        self.shared.end();
+        self.shared.done.store(true, Ordering::SeqCst);
+        if let Ok(_pending) = self.shared.pending.lock() {
+            self.shared.wake.notify_all();
+        }
         if let Some(h) = self.handle.take() {
             let _ = h.join();
         }

@@ -60,7 +60,7 @@ pub mod watchdog;
 
 #[cfg(feature = "mpi")]
 pub use agree::{
-    agree, agree_message, agree_message_max, gather_all, gather_strings, max_all, message_of,
+    agree, agree_failure_max, agree_message, gather_all, gather_strings, max_all, message_of,
     options_or_leave, sum_all, Agreed, Failure,
 };
 pub use exit::Exit;

@@ -385,7 +385,7 @@ fn hold_run_dir(
     if world.rank() == 0 {
         match rundir::RunDir::create(base, stamp, std::process::id()) {
             Ok(d) => created = Some(Arc::new(d)),
-            Err(e) => failure = Some(stopped::Failing::new(e.exit(), e.to_string())),
+            Err(e) => failure = Some(benchkit::Failure::new(e.exit().code(), e.to_string())),
         }
     }
     Stopped::agree(world, failure)?;
@@ -401,7 +401,7 @@ fn hold_run_dir(
     let seen = held
         .as_ref()
         .err()
-        .map(|e| stopped::Failing::new(e.exit(), e.to_string()));
+        .map(|e| benchkit::Failure::new(e.exit().code(), e.to_string()));
     if let Err(stop) = Stopped::agree(world, seen) {
         // Created for nothing: rank 0 removes it again.
         if let (0, Ok(d)) = (world.rank(), &held) {
@@ -569,7 +569,7 @@ fn run_partitions(
             "the end of partition n={size}, waiting for every rank"
         ));
         let failure = match &outcome {
-            Some(Err(stop)) => Some(stop.failing()),
+            Some(Err(stop)) => Some(stop.failure()),
             _ => None,
         };
         Stopped::agree(world, failure)?;

@@ -1,36 +1,8 @@
 //! Why a run stops once its ranks have agreed on it: the one error type of the execution
 //! layer, carrying the exit it ends with.
 
-use benchkit::{message_of, Exit};
-use mpi::collective::SystemOperation;
+use benchkit::{agree_failure_max, message_of, Exit, Failure};
 use mpi::topology::Communicator;
-use mpi::traits::CommunicatorCollectives;
-
-/// A failure found on one rank, before the ranks agree on it: the exit it asks for and
-/// what it says. A bare message is a [`Exit::Failure`].
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Failing {
-    /// The exit this failure asks for.
-    pub exit: Exit,
-    /// What it says (empty when said already).
-    pub message: String,
-}
-
-impl Failing {
-    /// A failure asking for `exit`, saying `message`.
-    pub fn new(exit: Exit, message: impl Into<String>) -> Failing {
-        Failing {
-            exit,
-            message: message.into(),
-        }
-    }
-}
-
-impl From<String> for Failing {
-    fn from(message: String) -> Failing {
-        Failing::new(Exit::Failure, message)
-    }
-}
 
 /// A failure every rank of a communicator knows alike (agreed on): the lowest failing
 /// rank's message, or an empty one when the failure was said already, and the exit every
@@ -49,7 +21,7 @@ impl Stopped {
     /// Agrees on `local` over `comm` (a collective call): `Err` on every rank when it is
     /// `Some` on any, with the lowest failing rank's message and the largest exit code
     /// asked for.
-    pub fn agree<C: Communicator, F: Into<Failing>>(
+    pub fn agree<C: Communicator, F: Into<Failure>>(
         comm: &C,
         local: Option<F>,
     ) -> Result<(), Stopped> {
@@ -57,37 +29,16 @@ impl Stopped {
     }
 
     /// [`Stopped::agree`] and the maximum of each of `values` over the ranks, in one
-    /// reduction.
-    pub fn agree_max<C: Communicator, F: Into<Failing>, const K: usize>(
+    /// reduction ([`agree_failure_max`]).
+    pub fn agree_max<C: Communicator, F: Into<Failure>, const K: usize>(
         comm: &C,
         local: Option<F>,
         values: [f64; K],
     ) -> Result<[f64; K], Stopped> {
-        let local: Option<Failing> = local.map(Into::into);
-        // After the values: the exit code asked for, and the failing rank's key (the
-        // lowest failing rank has the largest).
-        let (code, key) = match &local {
-            Some(f) => (
-                f64::from(f.exit.code().max(1)),
-                f64::from(comm.size() - comm.rank()),
-            ),
-            None => (0.0, 0.0),
-        };
-        let mine: Vec<f64> = values.iter().copied().chain([code, key]).collect();
-        let mut out = vec![0.0; K + 2];
-        comm.all_reduce_into(&mine[..], &mut out[..], SystemOperation::max());
-        if out[K + 1] > 0.0 {
-            let first = comm.size() - out[K + 1] as i32;
-            return Err(Self::of_rank(
-                comm,
-                first,
-                Exit::from_code(out[K] as i32),
-                local,
-            ));
-        }
-        let mut max = [0.0; K];
-        max.copy_from_slice(&out[..K]);
-        Ok(max)
+        agree_failure_max(comm, local.map(Into::into), values).map_err(|f| Stopped {
+            message: f.message,
+            exit: Exit::from_code(f.code),
+        })
     }
 
     /// The failure of rank `first`, which every rank of `comm` knows to be the lowest
@@ -97,10 +48,10 @@ impl Stopped {
         comm: &C,
         first: i32,
         exit: Exit,
-        local: Option<Failing>,
+        local: Option<String>,
     ) -> Stopped {
         Stopped {
-            message: message_of(comm, first, local.map(|f| f.message)),
+            message: message_of(comm, first, local),
             exit,
         }
     }
@@ -130,8 +81,8 @@ impl Stopped {
 
     /// This failure again, for an agreement over a wider communicator (the ranks
     /// outside a partition learn of it with its exit).
-    pub fn failing(&self) -> Failing {
-        Failing::new(self.exit, self.message.clone())
+    pub fn failure(&self) -> Failure {
+        Failure::new(self.exit.code(), self.message.clone())
     }
 
     /// The exit, the same on every rank: 128 + the signal when this rank was interrupted
@@ -144,10 +95,10 @@ impl Stopped {
 }
 
 /// The failure of a signal received (`None` for none): exit 128 + the signal.
-pub fn interrupted_by(signal: usize) -> Option<Failing> {
+pub fn interrupted_by(signal: usize) -> Option<Failure> {
     let s = i32::try_from(signal).ok().filter(|&s| s != 0)?;
-    Some(Failing::new(
-        Exit::Signal(s),
+    Some(Failure::new(
+        Exit::Signal(s).code(),
         format!("interrupted by signal {s}"),
     ))
 }
@@ -179,11 +130,11 @@ mod tests {
 
     #[test]
     fn a_signal_is_a_failure_with_its_exit_and_a_message_alone_is_exit_1() {
-        let failing = interrupted_by(15).unwrap();
-        assert_eq!(failing.exit, Exit::Signal(15));
-        assert_eq!(failing.message, "interrupted by signal 15");
+        let failure = interrupted_by(15).unwrap();
+        assert_eq!(Exit::from_code(failure.code), Exit::Signal(15));
+        assert_eq!(failure.message, "interrupted by signal 15");
         assert_eq!(interrupted_by(0), None);
-        assert_eq!(Failing::from("disk full".to_string()).exit, Exit::Failure);
+        assert_eq!(Failure::from("disk full".to_string()).code, 1);
     }
 
     #[test]
@@ -194,6 +145,6 @@ mod tests {
             s.message(),
             "rank 1: write pattern 9 (type 1): failed\nb_eff_io: advice"
         );
-        assert_eq!(s.failing().exit, Exit::Usage);
+        assert_eq!(s.failure().code, Exit::Usage.code());
     }
 }

@@ -67,7 +67,7 @@ impl PartitionRun<'_> {
         let [full] = Stopped::agree_max(
             self.setup.comm,
             failure
-                .map(super::super::stopped::Failing::from)
+                .map(benchkit::Failure::from)
                 .or_else(|| self.interrupted()),
             [flag(full)],
         )?;

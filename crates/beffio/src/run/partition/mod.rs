@@ -213,7 +213,7 @@ impl<'a> PartitionRun<'a> {
     }
 
     /// `interrupted by signal N` once a signal was received.
-    fn interrupted(&self) -> Option<super::stopped::Failing> {
+    fn interrupted(&self) -> Option<benchkit::Failure> {
         super::stopped::interrupted_by(self.signal())
     }
 

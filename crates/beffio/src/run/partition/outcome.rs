@@ -1,10 +1,9 @@
 //! A pattern's result: every rank's figures gathered once, the slowest rank's time and
 //! parts, the data errors, and what the next patterns need of it.
 
-use super::super::stopped::Failing;
 use super::call::Tally;
 use super::files::Open;
-use super::{LocalTimes, PartitionRun, Stopped};
+use super::{flag, LocalTimes, PartitionRun, Stopped};
 use crate::markers::DataError;
 use crate::patterns::Pattern;
 use crate::results::PatternResult;
@@ -54,17 +53,16 @@ impl PartitionRun<'_> {
                 local.check_s,
                 // Exact: counts far below 2^53.
                 tally.data_errors as f64,
-                // The exit code the failure asks for (0: none).
-                f64::from(u8::from(failure.is_some())) * f64::from(Exit::Failure.code()),
+                flag(failure.is_some()),
             ],
         );
+        // A pattern's own failures are I/O failures: exit 1 on every rank.
         if let Some(first) = all.iter().position(|v| v[5] > 0.0) {
-            let code = all.iter().map(|v| v[5] as i32).max().unwrap_or(1);
             return Err(Stopped::of_rank(
                 self.setup.comm,
                 first as i32,
-                Exit::from_code(code),
-                failure.map(Failing::from),
+                Exit::Failure,
+                failure,
             ));
         }
         // The slowest rank, the lowest of equals.
