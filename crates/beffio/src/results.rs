@@ -31,10 +31,24 @@ pub struct PatternResult {
     pub check_s: f64,
 }
 
+/// The share of its budget below which a time-driven write pattern counts as ended
+/// early ([`PatternResult::ended_early`]).
+pub const ENDED_EARLY_SHARE: f64 = 0.9;
+
 impl PatternResult {
     /// `bytes / time` in MB/s (10^6 B/s).
     pub fn bandwidth_mb_s(&self) -> f64 {
         mb_per_s(self.bytes, self.time_s)
+    }
+
+    /// Whether this pattern, a time-driven write (a measured pattern of types 0 to 2),
+    /// took less than [`ENDED_EARLY_SHARE`] of its budget, barrier to barrier, sync
+    /// included: its calls stopped early, or its sync took less than budgeted.
+    pub fn ended_early(&self, access: Access) -> bool {
+        access == Access::Write
+            && self.pattern.role == crate::patterns::Role::Measured
+            && self.pattern.ptype.index() <= 2
+            && self.time_s < ENDED_EARLY_SHARE * self.scheduled_s
     }
 }
 
@@ -155,6 +169,15 @@ impl PartitionResult {
     /// Data errors over all access methods.
     pub fn errors(&self) -> u64 {
         self.access.iter().map(|a| a.errors()).sum()
+    }
+
+    /// The time-driven write patterns that ended early ([`PatternResult::ended_early`]).
+    pub fn ended_early(&self) -> usize {
+        self.of(Access::Write)
+            .patterns
+            .iter()
+            .filter(|r| r.ended_early(Access::Write))
+            .count()
     }
 
     /// Seconds of the partition's wall time outside its patterns' timed windows (barrier

@@ -1,7 +1,8 @@
 //! The one keeper of a benchmark's result documents while it runs: every version of the
-//! output files, whoever asks for it (the main thread as results arrive, a writer thread
-//! of its own so that a measurement never waits for a file, the watchdog's thread at a
-//! stall, the end of the run), goes through here, and each says what it is
+//! output files, whoever asks for it (the main thread as results arrive, between two
+//! measurements and at most once per interval ([`Keeper::version_if_due`]), so that no
+//! measurement is timed while a file is written; the watchdog's thread at a stall; the
+//! end of the run), goes through here, and each says what it is
 //! ([`Moment`]): a version of a run still going says in `"stopped"` that a file left
 //! like that was ended from outside; the last one is either complete or says why the run
 //! stopped, and nothing is written after it.
@@ -10,13 +11,12 @@
 //! keeper holds each behind a lock of its own. A version is a snapshot of the record,
 //! taken under its lock (a copy), then rendered and written under the files' lock: the
 //! main thread, which only ever takes the record's lock, never waits for a file to be
-//! written. A thread that is not the main one (the writer, a stall) never waits long for
+//! written. A thread that is not the main one (a stall, a signal) never waits long for
 //! a lock: the main thread may be stuck in a write itself, and the files then keep their
 //! last version, which says it is not the last.
 
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::{Arc, Condvar, Mutex, MutexGuard, TryLockError};
-use std::thread::JoinHandle;
+use std::sync::{Arc, Mutex, MutexGuard, TryLockError};
 use std::time::{Duration, Instant};
 
 /// How long a thread other than the main one waits for the record before it gives up.
@@ -101,11 +101,8 @@ struct Shared<R: Record> {
     files: Mutex<R::Files>,
     /// The last version was written: nothing more is.
     ended: AtomicBool,
-    /// Whether a version is due for the writer thread.
-    pending: Mutex<bool>,
-    wake: Condvar,
-    /// Tells the writer thread to end.
-    done: AtomicBool,
+    /// When [`Keeper::version_if_due`] last began one, and what it cost.
+    last_version: Mutex<Option<(Instant, Duration)>>,
 }
 
 impl<R: Record> Keeper<R> {
@@ -116,9 +113,7 @@ impl<R: Record> Keeper<R> {
                 record: Mutex::new(record),
                 files: Mutex::new(files),
                 ended: AtomicBool::new(false),
-                pending: Mutex::new(false),
-                wake: Condvar::new(),
-                done: AtomicBool::new(false),
+                last_version: Mutex::new(None),
             }),
         }
     }
@@ -143,33 +138,28 @@ impl<R: Record> Keeper<R> {
         self.shared.write(Moment::Running, None)
     }
 
-    /// Asks the writer thread ([`Keeper::start_writer`]) for a version of the running
-    /// record; the caller goes on at once.
-    pub fn due(&self) {
-        if let Ok(mut p) = self.shared.pending.lock() {
-            *p = true;
-            self.shared.wake.notify_all();
+    /// A version of the running record, now, on this thread, unless the last one this
+    /// way began less than `interval` ago, or less than its own cost over `share` ago
+    /// (the first always is): for a caller between two measurements, whose files cost it
+    /// one version per interval at most, and at most `share` of its time however slow the
+    /// file system. Returns whether one was written (or failed: the error).
+    pub fn version_if_due(&self, interval: Duration, share: f64) -> Result<bool, String> {
+        let start = Instant::now();
+        {
+            let last = lock(&self.shared.last_version);
+            if let Some((began, cost)) = *last {
+                let wait = interval.max(cost.div_f64(share.max(f64::MIN_POSITIVE)));
+                if start.duration_since(began) < wait {
+                    return Ok(false);
+                }
+            }
         }
+        let written = self.version();
+        *lock(&self.shared.last_version) = Some((start, start.elapsed()));
+        written.map(|()| true)
     }
 
-    /// Starts the thread that writes a version when one is [`due`](Keeper::due), at most
-    /// one per `interval`; it ends when the returned guard drops (after the version it
-    /// may be writing). A version it cannot write is not said: the next, or the last,
-    /// will be.
-    pub fn start_writer(&self, interval: Duration) -> Writer<R> {
-        let shared = self.shared.clone();
-        let handle = std::thread::Builder::new()
-            .name("versions".into())
-            .spawn(move || writer_loop(&shared, interval))
-            .ok();
-        Writer {
-            shared: self.shared.clone(),
-            handle,
-        }
-    }
-
-    /// The last version: the run stopped for `why`. From a thread other than the main
-    /// one the record's lock is waited for [`LOCK_WAIT`] at most (nothing is written
+    /// The last version: the run stopped for `why`. The record's lock is waited for [`LOCK_WAIT`] at most (nothing is written
     /// then: the files keep their last version, which says it is not the last).
     pub fn stop(&self, why: &str) -> Result<(), String> {
         self.shared
@@ -204,12 +194,6 @@ impl<R: Record> Keeper<R> {
     }
 }
 
-/// The writer thread of [`Keeper::start_writer`]: dropping it ends the thread.
-pub struct Writer<R: Record> {
-    shared: Arc<Shared<R>>,
-    handle: Option<JoinHandle<()>>,
-}
-
 impl<R: Record> Shared<R> {
     /// The version of `moment`: the snapshot under the record's lock, then the files
     /// under theirs; each lock waited for until `deadline` at most. Nothing after the
@@ -241,54 +225,6 @@ impl<R: Record> Shared<R> {
             R::release(&mut files);
         }
         written
-    }
-}
-
-impl<R: Record> Drop for Writer<R> {
-    fn drop(&mut self) {
-        self.shared.done.store(true, Ordering::SeqCst);
-        if let Ok(_pending) = self.shared.pending.lock() {
-            self.shared.wake.notify_all();
-        }
-        if let Some(h) = self.handle.take() {
-            let _ = h.join();
-        }
-    }
-}
-
-fn writer_loop<R: Record>(shared: &Shared<R>, interval: Duration) {
-    loop {
-        {
-            let Ok(mut pending) = shared.pending.lock() else {
-                return;
-            };
-            while !*pending && !shared.done.load(Ordering::SeqCst) {
-                pending = match shared.wake.wait(pending) {
-                    Ok(p) => p,
-                    Err(_) => return,
-                };
-            }
-            if shared.done.load(Ordering::SeqCst) {
-                return;
-            }
-            *pending = false;
-        }
-        let _ = shared.write(Moment::Running, Some(Instant::now() + LOCK_WAIT));
-        // At most one version per interval; what is due meanwhile waits for the next.
-        let until = Instant::now() + interval;
-        let Ok(mut pending) = shared.pending.lock() else {
-            return;
-        };
-        while !shared.done.load(Ordering::SeqCst) {
-            let left = until.saturating_duration_since(Instant::now());
-            if left.is_zero() {
-                break;
-            }
-            pending = match shared.wake.wait_timeout(pending, left) {
-                Ok((p, _)) => p,
-                Err(_) => return,
-            };
-        }
     }
 }
 
@@ -401,18 +337,68 @@ mod tests {
         holder.join().unwrap();
     }
 
+    /// A record whose files take 50 ms to write.
+    struct Slow;
+
+    impl Record for Slow {
+        type Snapshot = ();
+        type Files = Arc<Mutex<Vec<Instant>>>;
+
+        fn snapshot(&mut self, _: Moment<'_>) -> Option<()> {
+            Some(())
+        }
+
+        fn write(files: &mut Self::Files, (): (), _: Moment<'_>) -> Result<(), String> {
+            std::thread::sleep(Duration::from_millis(50));
+            files.lock().unwrap().push(Instant::now());
+            Ok(())
+        }
+
+        fn release(_: &mut Self::Files) {}
+    }
+
     #[test]
-    fn the_writer_thread_writes_what_is_due_and_a_failure_is_returned_at_the_end() {
+    fn slow_versions_take_no_more_than_their_share_of_the_time() {
+        let written = Arc::new(Mutex::new(Vec::new()));
+        let keeper = Keeper::new(Slow, written.clone());
+        // Due every millisecond, but a tenth of the time at most: 500 ms between the
+        // starts of two versions that each take 50 ms or more.
+        let t = Instant::now();
+        while written.lock().unwrap().len() < 3 && t.elapsed() < Duration::from_secs(30) {
+            keeper
+                .version_if_due(Duration::from_millis(1), 0.1)
+                .unwrap();
+            std::thread::sleep(Duration::from_millis(1));
+        }
+        let ends = written.lock().unwrap().clone();
+        assert_eq!(ends.len(), 3);
+        for pair in ends.windows(2) {
+            assert!(pair[1] - pair[0] >= Duration::from_millis(500), "{ends:?}");
+        }
+    }
+
+    #[test]
+    fn versions_between_measurements_are_written_at_most_once_per_interval() {
         let files = LogFiles::default();
         let versions = files.versions.clone();
         let keeper = Keeper::new(Log, files);
-        let writer = keeper.start_writer(Duration::from_millis(10));
-        keeper.due();
+        let interval = Duration::from_millis(100);
+        assert_eq!(keeper.version_if_due(interval, 1.0), Ok(true));
+        // At once again: not due.
+        assert_eq!(keeper.version_if_due(interval, 1.0), Ok(false));
+        let mut when = vec![Instant::now()];
         let t = Instant::now();
-        while versions.lock().unwrap().is_empty() && t.elapsed() < Duration::from_secs(10) {
-            std::thread::sleep(Duration::from_millis(5));
+        while when.len() < 3 && t.elapsed() < Duration::from_secs(20) {
+            if keeper.version_if_due(interval, 1.0).unwrap() {
+                when.push(Instant::now());
+            }
+            std::thread::sleep(Duration::from_millis(2));
         }
-        drop(writer);
+        assert_eq!(when.len(), 3, "due again after {interval:?}");
+        for pair in when.windows(2) {
+            assert!(pair[1] - pair[0] >= interval, "{when:?}");
+        }
+        assert_eq!(versions.lock().unwrap().len(), 3);
         assert!(versions.lock().unwrap()[0].contains("complete=false"));
         let failing = Keeper::new(
             Log,
@@ -420,6 +406,10 @@ mod tests {
                 fail: true,
                 ..LogFiles::default()
             },
+        );
+        assert_eq!(
+            failing.version_if_due(interval, 1.0),
+            Err("disk full".to_string())
         );
         assert_eq!(failing.complete(), Err("disk full".to_string()));
     }

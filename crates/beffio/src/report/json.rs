@@ -180,6 +180,11 @@ pub struct Partition {
     /// from documents written before it was reported.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub untimed_s: Option<f64>,
+    /// The time-driven write patterns (the measured patterns of types 0 to 2) that took
+    /// less than nine tenths of their budget, barrier to barrier, sync included. Absent
+    /// from documents written before it was reported.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub write_patterns_ended_early: Option<usize>,
     /// Paper figure.
     pub b_eff_io_mb_s: f64,
     /// 2.1 figure.
@@ -741,6 +746,7 @@ pub fn document(info: &RunInfo, partitions: &[PartitionResult], reasons: &[Strin
                 scheduled_time_s: p.scheduled_s,
                 wall_time_s: p.wall_s,
                 untimed_s: Some(p.untimed_s()),
+                write_patterns_ended_early: Some(p.ended_early()),
                 b_eff_io_mb_s: b_eff_io_paper(p),
                 b_eff_io_2_1_mb_s: b_eff_io_2_1(p),
                 segment_bytes: p.segment_bytes,

@@ -1,7 +1,8 @@
 //! What a run keeps of its measurements before its end, as the record of
 //! [`benchkit::keeper`]: rank 0's keeper writes a version of every output file
-//! (`"complete": false`) after every pattern on its writer thread, so that the
-//! measurement never waits for it, after every partition, and a last one when the run
+//! (`"complete": false`) between two patterns, on the main thread, at most once per
+//! [`VERSION_INTERVAL`] (no pattern is timed while it renders or syncs a file: the cost
+//! is the partition's untimed time), after every partition, and a last one when the run
 //! stops (a signal, an error, a stall seen by the watchdog's thread) or completes.
 
 use crate::outputs::{Outputs, Texts};
@@ -13,8 +14,13 @@ use benchkit::keeper::{Keeper, Moment, Record};
 use std::time::Duration;
 
 /// The least time between two versions written as the patterns go: a version costs a few
-/// milliseconds, patterns last from a fraction of a second.
-pub(crate) const VERSION_INTERVAL: Duration = Duration::from_millis(500);
+/// milliseconds (rendered, written and synced), patterns last from a fraction of a
+/// second, and the run waits for each.
+pub(crate) const VERSION_INTERVAL: Duration = Duration::from_secs(1);
+
+/// The most of the run's time the versions written as it goes may take: on a file system
+/// where one takes long (syncs of a busy parallel file system), they come less often.
+pub(crate) const VERSION_SHARE: f64 = 0.02;
 
 /// The measurements so far, on rank 0 (empty elsewhere).
 #[derive(Default)]
@@ -84,10 +90,12 @@ impl Kept {
 }
 
 /// Rank 0, on the main thread: pattern `r` of the partition of `processes` (scheduled
-/// `scheduled_s`) was measured under `access`; the writer makes a version of it. At the
-/// first, the run has gone ahead: the earlier `PREFIX.sum` and `.prot` are moved to their
-/// numbered names and said, here between two patterns (standard error is held back
-/// during one), not on the writer's thread.
+/// `scheduled_s`) was measured under `access`; a version of it is written now, between
+/// two patterns, when the last is [`VERSION_INTERVAL`] old and its cost no more than
+/// [`VERSION_SHARE`] of the time since (a failure is not said: the
+/// previous version stays, and the last version says it). At the first, the run has gone
+/// ahead: the earlier `PREFIX.sum` and `.prot` are moved to their numbered names and
+/// said (standard error is held back during a pattern).
 pub(crate) fn pattern_done(
     keeper: &Keeper<Kept>,
     processes: usize,
@@ -98,7 +106,7 @@ pub(crate) fn pattern_done(
     if keeper.with(|k| k.pattern(processes, scheduled_s, access, r)) {
         keeper.with_files(Outputs::keep_earlier);
     }
-    keeper.due();
+    let _ = keeper.version_if_due(VERSION_INTERVAL, VERSION_SHARE);
 }
 
 /// Rank 0: partition `r` finished; a version with it is written at once (a failure is

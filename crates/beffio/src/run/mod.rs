@@ -223,10 +223,8 @@ fn run_checked(
     // The files' header names the prefix they were written under (rank 0's).
     let prefix = outputs.summary_prefix().map(str::to_string);
     let keeper = kept::Kept::keeper(outputs);
-    // Rank 0 writes a version after the patterns on a thread of its own, until the end;
-    // at a stall (on the watchdog's thread) the last version says why, and the run
-    // directory goes.
-    let writer = (rank == 0).then(|| keeper.start_writer(kept::VERSION_INTERVAL));
+    // Rank 0 writes a version between patterns (kept::pattern_done); at a stall (on the
+    // watchdog's thread) the last version says why, and the run directory goes.
     if rank == 0 {
         let holder = holder.clone();
         watchdog.on_stall(keeper.stall_hook(move || {
@@ -265,7 +263,6 @@ fn run_checked(
             outfile::eprintln!("b_eff_io: warning: {e}");
         }
     }
-    drop(writer);
     let results = match outcome {
         Ok(results) => results,
         Err(Measured::Unprinted(agreed)) => {

@@ -22,6 +22,11 @@ pub(super) struct Tally {
     pub(super) checks: u64,
     /// Seconds spent in them.
     pub(super) check_s: f64,
+    /// Whether the last step of the calls was a global check that saw every call and found
+    /// no rank failed or interrupted: the agreement the closing sync needs is made.
+    pub(super) checked_end: bool,
+    /// Whether the calls stopped because the file system has no room for more.
+    pub(super) out_of_space: bool,
 }
 
 impl PartitionRun<'_> {
@@ -48,7 +53,7 @@ impl PartitionRun<'_> {
         let id = ChunkId {
             access,
             pattern: p.number,
-            rank: self.rank(),
+            rank: self.rank,
             first_seq: tally.done * p.chunks_per_call(),
         };
         let r = match access {

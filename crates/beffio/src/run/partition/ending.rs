@@ -2,7 +2,6 @@
 //! that ends the timed window, and the check that the file holds what was written.
 
 use super::files::Open;
-use super::timed::no_free_block;
 use super::{context, flag, PartitionRun, Stopped};
 use crate::patterns::{Pattern, PatternType};
 use crate::schedule::Access;
@@ -33,26 +32,48 @@ pub fn expected_end(ptype: PatternType, ranks: u64, segment: u64, written: u64) 
         PatternType::Scatter | PatternType::Shared => ranks * written,
     }
 }
+/// What the calls of a pattern leave for its end.
+#[derive(Debug)]
+pub(super) struct Closing {
+    /// The calls made (or passed over after a failure).
+    pub(super) done: u64,
+    /// This rank's first failed call, not yet agreed on.
+    pub(super) failure: Option<String>,
+    /// A global check after the last call found no rank failed or interrupted: every
+    /// rank will make the sync, and no agreement is needed before it.
+    pub(super) checked: bool,
+    /// The ranks wrote more than the least room a rank's file system had before the
+    /// pattern, or stopped for want of room (the same on every rank): the file's size is
+    /// checked together before the sync, which a full disk can make some ranks leave
+    /// while others wait in it.
+    pub(super) may_be_full: bool,
+}
+
 /// How long a file's size may take to show every rank's writes on a client of a cluster
 /// file system before a short file counts as bytes lost (seconds).
 pub const SIZE_SETTLE_S: u64 = 5;
 
 impl PartitionRun<'_> {
     /// The steps that end pattern `p` after its `done` calls (collective): a failure or
-    /// a signal on any rank agreed on (with, for writes, whether the file system is
-    /// full, in the same reduction), for writes `MPI_File_sync`, the barrier that ends
-    /// the timed window, and for writes the check that the file holds what was written.
-    /// A failure of the sync or of that check is this rank's alone until
-    /// [`Self::pattern_result`] agrees on it.
+    /// a signal on any rank agreed on (unless a check after the last call already found
+    /// none, `closing.checked`), for writes `MPI_File_sync`, the barrier that ends the
+    /// timed window, and for writes the check that the file holds what was written (made
+    /// together before the sync when the file system may be full). A failure of the sync
+    /// or of that check is this rank's alone until [`Self::pattern_result`] agrees on it.
     pub(super) fn end_pattern(
         &mut self,
         open: &mut Open,
         p: &Pattern,
         access: Access,
         t0: f64,
-        done: u64,
-        failure: Option<String>,
+        closing: Closing,
     ) -> Result<Ended, Stopped> {
+        let Closing {
+            done,
+            failure,
+            checked,
+            may_be_full,
+        } = closing;
         let writes = access != Access::Read;
         // From here this rank may wait for slower ones (the agreement, the sync, the
         // barrier): as long as it took itself is no stall, a peer half as fast is healthy.
@@ -62,19 +83,23 @@ impl PartitionRun<'_> {
                 (mpi::time() - t0).max(0.0),
             ));
         // Every rank learns of a failure on any rank before the sync, a collective call
-        // that a failing rank would otherwise skip while the others wait in it.
-        let full = writes && no_free_block(&self.setup.dir);
-        let [full] = Stopped::agree_max(
-            self.setup.comm,
-            failure
-                .map(benchkit::Failure::from)
-                .or_else(|| self.interrupted()),
-            [flag(full)],
-        )?;
+        // that a failing rank would otherwise skip while the others wait in it, unless the
+        // check that ended the calls found none (every rank knows it alike). A signal
+        // after that check is agreed on at the next pattern's end.
+        debug_assert!(!checked || failure.is_none());
+        if !checked {
+            Stopped::agree_max(
+                self.setup.comm,
+                failure
+                    .map(benchkit::Failure::from)
+                    .or_else(|| self.interrupted()),
+                [flag(false)],
+            )?;
+        }
         if writes {
             open.written += done * p.memory;
         }
-        if full > 0.0 {
+        if writes && may_be_full {
             // On a full disk some ranks' MPI_File_sync can fail before the barrier inside
             // it while the others wait in that barrier (Open MPI 5's ompio does), and no
             // agreement of ours can reach them there. So the ranks first check together

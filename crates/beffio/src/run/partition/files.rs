@@ -87,7 +87,7 @@ impl PartitionRun<'_> {
 
     pub(super) fn file_path(&self, ptype: PatternType) -> PathBuf {
         match ptype {
-            PatternType::Separate => self.setup.dir.join(format!("type2.{}", self.rank())),
+            PatternType::Separate => self.setup.dir.join(format!("type2.{}", self.rank)),
             t => self.setup.dir.join(format!("type{}", t.index())),
         }
     }
@@ -179,7 +179,7 @@ impl PartitionRun<'_> {
             let u = Datatype::of::<u64>();
             let view = open
                 .file
-                .set_view((self.rank() as u64 * segment) as i64, &u, &u);
+                .set_view((self.rank as u64 * segment) as i64, &u, &u);
             Stopped::agree(self.setup.comm, view.err().map(|e| self.io_message(e)))?;
         }
         Ok(open)
@@ -235,9 +235,9 @@ impl PartitionRun<'_> {
         let made = filetype.as_ref().err().map(|e| self.io_message(e.clone()));
         Stopped::agree(self.setup.comm, made)?;
         if let Ok(ft) = &filetype {
-            let view =
-                open.file
-                    .set_view((open.base + self.rank() as u64 * p.chunk) as i64, &u, ft);
+            let view = open
+                .file
+                .set_view((open.base + self.rank as u64 * p.chunk) as i64, &u, ft);
             Stopped::agree(self.setup.comm, view.err().map(|e| self.io_message(e)))?;
         }
         Ok(())

@@ -32,6 +32,7 @@ use std::path::PathBuf;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
 
+use ending::Closing;
 use files::Open;
 use timed::Calls;
 
@@ -112,6 +113,12 @@ pub struct PartitionRun<'a> {
     posix_baseline: Baseline,
     /// What was given and reported of the hints, per file in run order (when any given).
     hint_log: Vec<FileHints>,
+    /// This rank in the partition, and the partition's size: asked of the communicator
+    /// once, not in a timed window.
+    rank: usize,
+    ranks: u64,
+    /// The partition's ranks on this rank's host (set when the run starts).
+    host_ranks: u64,
 }
 
 impl<'a> PartitionRun<'a> {
@@ -125,6 +132,9 @@ impl<'a> PartitionRun<'a> {
             sync_seen: SyncSeen::default(),
             posix_baseline: Baseline::asked(posix_baseline),
             hint_log: Vec::new(),
+            rank: setup.comm.rank() as usize,
+            ranks: setup.comm.size() as u64,
+            host_ranks: 1,
             setup,
             feedback,
         }
@@ -136,6 +146,7 @@ impl<'a> PartitionRun<'a> {
     /// rank 0's separate file before read (the test aids).
     pub fn run(mut self, drop_cache: bool, sabotage: Sabotage) -> Result<PartitionResult, Stopped> {
         let start = mpi::time();
+        self.host_ranks = self.setup.comm.split_shared(self.setup.comm.rank()).size() as u64;
         // The calls each pattern's write made, by pattern number: where its data lies in
         // the file, and how often rewrite and read repeat it.
         let mut written = vec![0u64; PATTERN_COUNT];
@@ -188,10 +199,6 @@ impl<'a> PartitionRun<'a> {
         })
     }
 
-    fn rank(&self) -> usize {
-        self.setup.comm.rank() as usize
-    }
-
     /// A pulse to the ranks waiting outside the partition, when the watchdog says one is
     /// due (a load and a branch otherwise; nothing on ranks without a beacon).
     #[inline]
@@ -204,7 +211,7 @@ impl<'a> PartitionRun<'a> {
     }
 
     fn n(&self) -> u64 {
-        self.setup.comm.size() as u64
+        self.ranks
     }
 
     /// The signal received, 0 for none.
@@ -279,7 +286,7 @@ impl<'a> PartitionRun<'a> {
                 .progress
                 .pattern(self.setup.comm.size() as usize, access, &r);
             (self.feedback.on_pattern)(access, &r);
-            if self.rank() == 0 {
+            if self.rank == 0 {
                 if let Some(w) =
                     crate::anomalies::pattern(self.setup.comm.size() as usize, access, &r)
                 {
@@ -326,20 +333,27 @@ impl<'a> PartitionRun<'a> {
         if self.strided(p.ptype) {
             self.set_strided_view(open, &p)?;
         }
-        let (budget, planner) = self.batch_planner(&p, access);
+        // The room for the writes, before the timed window.
+        let room = self.room(access);
+        let (budget, planner) = self.batch_planner(&p, access, room);
         self.feedback
             .watch
             .at(format!("partition n={}, {}", self.n(), context(access, &p)));
         self.pulse_if_due();
         // The library's own lines on standard error wait until the pattern is over.
         let quiet =
-            super::quiet::Capture::start(format!("rank {}, {}", self.rank(), context(access, &p)));
+            super::quiet::Capture::start(format!("rank {}, {}", self.rank, context(access, &p)));
         self.setup.comm.barrier();
         let t0 = mpi::time();
         let mut tally = self.pattern_calls(&mut open.file, &p, access, calls, planner, t0);
         let io_s = mpi::time() - t0 - tally.check_s;
-        let failure = tally.first_error.take();
-        let ended = self.end_pattern(open, &p, access, t0, tally.done, failure)?;
+        let closing = Closing {
+            done: tally.done,
+            failure: tally.first_error.take(),
+            checked: tally.checked_end,
+            may_be_full: tally.out_of_space || room.may_be_full(self.n(), tally.done, p.memory),
+        };
+        let ended = self.end_pattern(open, &p, access, t0, closing)?;
         if let Some(q) = quiet {
             q.finish();
         }

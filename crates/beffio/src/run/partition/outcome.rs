@@ -19,7 +19,7 @@ impl PartitionRun<'_> {
             .map(|d| {
                 format!(
                     "b_eff_io: data error, rank {}, pattern {} ({}): {d}\n",
-                    self.rank(),
+                    self.rank,
                     p.number,
                     access.name()
                 )

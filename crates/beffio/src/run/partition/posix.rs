@@ -42,7 +42,7 @@ impl PartitionRun<'_> {
     /// every rank into a file of its own, timed as the patterns are.
     pub(super) fn posix_write(&mut self, r: &PatternResult) -> Result<PosixBaseline, Stopped> {
         use std::io::Write;
-        let path = self.setup.dir.join(format!("posix.{}", self.rank()));
+        let path = self.setup.dir.join(format!("posix.{}", self.rank));
         let words = (r.pattern.memory / 8) as usize;
         // On a page boundary, as the patterns' buffers are, and the one byte copy that
         // buffer_bytes counts (no vector in between).

@@ -7,12 +7,18 @@
 //! calls), and the batch after that is planned from it ([`BatchPlanner::next_overlapped`]);
 //! the second batch, planned before any result, is one call, as the first. A rank that is
 //! ahead no longer waits in the check for the slowest one; it writes on, and meets it in
-//! the barrier that ends the pattern.
+//! the barrier that ends the pattern. The pattern ends on a blocking check of every call
+//! ([`Step::Closing`], [`Step::Measure`]), which is also the agreement the closing sync
+//! needs.
 //! `--check-every-call` keeps the reference's blocking check after every call.
+//!
+//! Nothing else of b_eff_io's runs between the calls: no look at the file system (the
+//! room it has is taken before the timed window, [`PartitionRun::room`]), no
+//! communicator queries, no output files (written between patterns).
 
 use super::call::Tally;
 use super::{flag, PartitionRun};
-use crate::batch::BatchPlanner;
+use crate::batch::{BatchPlanner, Step};
 use crate::patterns::{Pattern, PatternType};
 use crate::schedule::{pattern_time, Access};
 use benchkit::max_all;
@@ -33,17 +39,52 @@ pub(super) enum Calls {
     Budget,
 }
 
-/// Whether the file system holding `dir` has no free block left (for anyone, root
-/// included). A hint only, to stop a time-driven write early: the file's size after the
-/// sync decides.
-pub(super) fn no_free_block(dir: &Path) -> bool {
-    nix::sys::statvfs::statvfs(dir).is_ok_and(|s| s.blocks_free() == 0)
+/// The room the file system holding `dir` has (bytes in its free blocks, for anyone,
+/// root included), `u64::MAX` when it cannot be asked.
+fn free_bytes(dir: &Path) -> u64 {
+    nix::sys::statvfs::statvfs(dir).map_or(u64::MAX, |s| {
+        s.blocks_free().saturating_mul(s.fragment_size())
+    })
 }
+
+/// The room for a write pattern, taken before its timed window and agreed by every rank
+/// of the partition ([`PartitionRun::room`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) struct Room {
+    /// The fewest free bytes any rank's file system has.
+    pub(super) least_free: u64,
+    /// The most bytes each rank may write: its host's free bytes over the partition's
+    /// ranks on that host, the least over all hosts.
+    pub(super) per_rank: u64,
+}
+
+impl Room {
+    /// Room enough for anything (a read, a rewrite: no file grows).
+    pub(super) const ANY: Room = Room {
+        least_free: u64::MAX,
+        per_rank: u64::MAX,
+    };
+
+    /// Whether `calls` calls of `bytes_per_call` on each of `ranks` ranks may have filled
+    /// the file system: what every rank wrote together is more than the least room any
+    /// rank saw. Then the ranks check the file's size together before the closing sync
+    /// ([`PartitionRun::end_pattern`]).
+    pub(super) fn may_be_full(&self, ranks: u64, calls: u64, bytes_per_call: u64) -> bool {
+        ranks.saturating_mul(calls).saturating_mul(bytes_per_call) > self.least_free
+    }
+}
+
 impl PartitionRun<'_> {
     /// Pattern `p`'s time budget (seconds) and the planner of its batches (used by the
     /// time-driven writes), which expects each call to add its bytes' share of the
     /// closing sync, at the rate the partition's writes have measured so far.
-    pub(super) fn batch_planner(&self, p: &Pattern, access: Access) -> (f64, BatchPlanner) {
+    /// A pattern of `room` is given no more calls than its ranks have room for.
+    pub(super) fn batch_planner(
+        &self,
+        p: &Pattern,
+        access: Access,
+        room: Room,
+    ) -> (f64, BatchPlanner) {
         let budget = pattern_time(self.setup.time_s, p.u);
         let extra = if access == Access::Write {
             self.sync_seen.expected_s(p.memory * self.n())
@@ -51,6 +92,9 @@ impl PartitionRun<'_> {
             0.0
         };
         let mut planner = BatchPlanner::new(budget, extra);
+        if room != Room::ANY && p.memory > 0 {
+            planner = planner.with_call_limit(room.per_rank / p.memory);
+        }
         if self.setup.every_call {
             planner = planner.check_every_call();
         }
@@ -84,28 +128,35 @@ impl PartitionRun<'_> {
             Calls::Budget => {
                 let mut batch = planner.first();
                 loop {
+                    tally.checked_end = false;
                     for _ in 0..batch {
                         self.call(file, p, access, collective, &mut tally);
                     }
-                    let Some(elapsed) = self.termination_check(access, t0, &mut tally) else {
+                    let Some(elapsed) = self.termination_check(t0, &mut tally) else {
                         break;
                     };
                     match planner.next(tally.done, elapsed) {
                         Some(b) => batch = b,
-                        None => break,
+                        None => {
+                            // The check that stopped the pattern saw every call.
+                            tally.checked_end = true;
+                            break;
+                        }
                     }
                 }
             }
         }
+        tally.out_of_space = planner.out_of_space();
         tally
     }
 
     /// The time-driven loop with its checks overlapped (see the module's documentation):
     /// the first call, then for each further batch a check of where the calls stand, made
-    /// while that batch runs, but for a last batch that takes the rest of the budget
-    /// ([`BatchPlanner::is_last`]). The second batch is planned before any check is known:
-    /// one call, as the first. Every rank makes the same batches: each is planned from
-    /// checks every rank has the same result of.
+    /// while that batch runs, and a blocking check when the planner asks for one (after a
+    /// batch that takes the rest of the budget, [`Step::Closing`], or on its own,
+    /// [`Step::Measure`]); the pattern ends on what a check measured. The second batch
+    /// is planned before any check is known: one call, as the first. Every rank makes the
+    /// same batches: each is planned from checks every rank has the same result of.
     fn overlapped_calls(
         &mut self,
         file: &mut File,
@@ -121,19 +172,38 @@ impl PartitionRun<'_> {
         }
         // The last check whose result is known: calls done then, the slowest rank's time.
         let mut basis: Option<(u64, f64)> = None;
-        while let Some(batch) = planner.next_overlapped(basis, tally.done) {
-            if planner.is_last() {
-                // It takes the rest of the budget: no check is needed while it runs (a
-                // rank's failure or signal is agreed on at the pattern's end).
-                for _ in 0..batch {
-                    self.call(file, p, access, collective, tally);
+        loop {
+            let batch = match planner.next_overlapped(basis, tally.done) {
+                Step::Stop => return,
+                Step::Measure => {
+                    tally.checked_end = false;
+                    let Some(elapsed) = self.termination_check(t0, tally) else {
+                        return;
+                    };
+                    basis = Some((tally.done, elapsed));
+                    // Should the planner stop now, this check saw every call.
+                    tally.checked_end = true;
+                    continue;
                 }
-                return;
-            }
+                Step::Closing(batch) => {
+                    tally.checked_end = false;
+                    for _ in 0..batch {
+                        self.call(file, p, access, collective, tally);
+                    }
+                    let Some(elapsed) = self.termination_check(t0, tally) else {
+                        return;
+                    };
+                    basis = Some((tally.done, elapsed));
+                    tally.checked_end = true;
+                    continue;
+                }
+                Step::Batch(batch) => batch,
+            };
+            tally.checked_end = false;
             let voted_at = tally.done;
             let tc = mpi::time();
-            let vote = self.vote(access, t0, tally);
-            let mut result = [0.0f64; 3];
+            let vote = self.vote(t0, tally);
+            let mut result = [0.0f64; 2];
             let mut waited = 0.0;
             mpi::request::scope(|scope| {
                 let mut pending = Some(self.setup.comm.immediate_all_reduce_into(
@@ -166,42 +236,49 @@ impl PartitionRun<'_> {
         }
     }
 
-    /// This rank's part of a global check: its time since `t0`, whether it failed or was
-    /// interrupted, and (writing) whether it found no free block left.
-    fn vote(&self, access: Access, t0: f64, tally: &Tally) -> [f64; 3] {
+    /// This rank's part of a global check: its time since `t0`, and whether it failed or
+    /// was interrupted.
+    fn vote(&self, t0: f64, tally: &Tally) -> [f64; 2] {
         let local_fail = tally.first_error.is_some() || self.signal() != 0;
-        let full = access == Access::Write && no_free_block(&self.setup.dir);
-        [mpi::time() - t0, flag(local_fail), flag(full)]
+        [mpi::time() - t0, flag(local_fail)]
     }
 
     /// The global check between two batches (collective, blocking): the slowest rank's
     /// time since `t0`, or `None` when the pattern stops because a rank failed or was
-    /// interrupted or, writing, found no free block left.
-    pub(super) fn termination_check(
-        &self,
-        access: Access,
-        t0: f64,
-        tally: &mut Tally,
-    ) -> Option<f64> {
-        let vote = self.vote(access, t0, tally);
+    /// interrupted.
+    pub(super) fn termination_check(&self, t0: f64, tally: &mut Tally) -> Option<f64> {
+        let vote = self.vote(t0, tally);
         tally.checks += 1;
         let tc = mpi::time();
         let result = max_all(self.setup.comm, vote);
         tally.check_s += mpi::time() - tc;
         verdict(result)
     }
+
+    /// The room the partition's file systems have for pattern `p`'s writes (collective,
+    /// before its timed window): each rank's free bytes, and its share of its host's,
+    /// the least of each over the partition. A rewrite or a read makes no file grow.
+    pub(super) fn room(&self, access: Access) -> Room {
+        if access != Access::Write {
+            return Room::ANY;
+        }
+        let free = free_bytes(&self.setup.dir);
+        let mine = [free, free / self.host_ranks.max(1)];
+        let mut least = [0u64; 2];
+        self.setup
+            .comm
+            .all_reduce_into(&mine, &mut least, SystemOperation::min());
+        Room {
+            least_free: least[0],
+            per_rank: least[1],
+        }
+    }
 }
 
 /// What a global check's result says: the slowest rank's time, or `None` when the pattern
-/// stops because a rank failed or was interrupted or the file system is full. A full disk
-/// ends the pattern early; the file's size decides at its end
-/// ([`PartitionRun::end_pattern`]) whether it took what was written.
-fn verdict([elapsed, fail, full]: [f64; 3]) -> Option<f64> {
-    if fail > 0.0 || full > 0.0 {
-        None
-    } else {
-        Some(elapsed)
-    }
+/// stops because a rank failed or was interrupted.
+fn verdict([elapsed, fail]: [f64; 2]) -> Option<f64> {
+    (fail == 0.0).then_some(elapsed)
 }
 
 /// Whether the calls of a pattern of `ptype` are collective, so that the other ranks wait
