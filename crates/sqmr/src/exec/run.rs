@@ -278,11 +278,9 @@ impl<'a> Runner<'a> {
     fn plain(&mut self, size: usize, count: u64) {
         let send = self.send.as_slice();
         let recv = self.recv.as_mut_slice();
-        for _ in 0..count {
-            self.window.iterate(send, recv, size, 0);
-            if let Some(p) = &self.progress {
-                p.tick();
-            }
+        match &self.progress {
+            Some(p) => self.window.repeat(send, recv, size, count, || p.tick()),
+            None => self.window.repeat(send, recv, size, count, || {}),
         }
     }
 

@@ -68,46 +68,117 @@ impl Window {
         let count = size as c_int;
         let send_ptr = send.as_ptr() as *const c_void;
         let recv_base = recv.as_mut_ptr();
+        match self.peers[..] {
+            // One peer and one receive buffer (the benchmark's own loop with one
+            // neighbour, and every neighbour rank): nothing varies but the requests.
+            [peer] if recv_stride == 0 => self.post_to_one(send_ptr, recv_base.cast(), count, peer),
+            _ => self.post_to_all(send_ptr, recv_base, count, recv_stride),
+        }
+        // SAFETY: both arrays hold `slots` requests posted above (slots fits in an int,
+        // checked in `new`); completed requests are set back to MPI_REQUEST_NULL by MPI.
+        unsafe {
+            ffi::MPI_Waitall(
+                slots as c_int,
+                self.sends.as_mut_ptr(),
+                self.statuses_ignore,
+            );
+            ffi::MPI_Waitall(
+                slots as c_int,
+                self.recvs.as_mut_ptr(),
+                self.statuses_ignore,
+            );
+        }
+    }
+
+    /// `count` iterations with messages of `size` bytes, every receive into the one buffer
+    /// `recv` (as the reference), `each` called after each: [`Window::iterate`] with a
+    /// stride of 0, its checks and its choice of loop made once, not per iteration.
+    #[inline]
+    pub fn repeat(
+        &mut self,
+        send: &[u8],
+        recv: &mut [u8],
+        size: usize,
+        count: u64,
+        mut each: impl FnMut(),
+    ) {
+        assert!(send.len() >= size, "send buffer smaller than a message");
+        assert!(recv.len() >= size, "receive buffer smaller than a message");
+        let slots = self.slots() as c_int;
+        let bytes = size as c_int;
+        let send_ptr = send.as_ptr() as *const c_void;
+        let recv_ptr = recv.as_mut_ptr();
+        let one = match self.peers[..] {
+            [peer] => Some(peer),
+            _ => None,
+        };
+        for _ in 0..count {
+            match one {
+                Some(peer) => self.post_to_one(send_ptr, recv_ptr.cast(), bytes, peer),
+                None => self.post_to_all(send_ptr, recv_ptr, bytes, 0),
+            }
+            // SAFETY: as in `iterate`.
+            unsafe {
+                ffi::MPI_Waitall(slots, self.sends.as_mut_ptr(), self.statuses_ignore);
+                ffi::MPI_Waitall(slots, self.recvs.as_mut_ptr(), self.statuses_ignore);
+            }
+            each();
+        }
+    }
+
+    /// Posts the window's receives and sends to `peer` alone, every receive into `recv`.
+    /// The caller checked that both buffers hold `count` bytes.
+    #[inline(always)]
+    fn post_to_one(&mut self, send: *const c_void, recv: *mut c_void, count: c_int, peer: c_int) {
+        let (datatype, comm) = (self.datatype, self.comm);
+        let mut r = self.recvs.as_mut_ptr();
+        let mut s = self.sends.as_mut_ptr();
+        // SAFETY: `r` and `s` walk the two request arrays, `slots` elements each, and stop
+        // at the end of the receives' array (`end`, one past its last element, never
+        // dereferenced). The buffers hold `count` bytes (asserted by `iterate`) and outlive
+        // the Waitall calls that complete every request before `iterate` returns. The
+        // communicator's error handler is MPI_ERRORS_ARE_FATAL, so the return codes carry
+        // no information and are not read (as in the reference).
+        unsafe {
+            let end = r.add(self.recvs.len());
+            while r != end {
+                ffi::MPI_Irecv(recv, count, datatype, peer, TAG, comm, r);
+                ffi::MPI_Isend(send, count, datatype, peer, TAG, comm, s);
+                r = r.add(1);
+                s = s.add(1);
+            }
+        }
+    }
+
+    /// Posts the window's receives and sends, slot `j` to peer `j % peers`, receive `j`
+    /// at `recv + j · stride`. The caller checked that the buffers are large enough.
+    fn post_to_all(&mut self, send: *const c_void, recv: *mut u8, count: c_int, stride: usize) {
+        let (datatype, comm) = (self.datatype, self.comm);
         let recv_reqs = self.recvs.as_mut_ptr();
         let send_reqs = self.sends.as_mut_ptr();
         let mut slot = 0usize;
         for _ in 0..self.win_size {
             for &peer in &self.peers {
-                let recv_ptr = recv_base.wrapping_add(slot * recv_stride) as *mut c_void;
-                // SAFETY: the receive buffer holds `size` bytes at `recv_ptr` and the send
-                // buffer `size` bytes (both asserted above); both borrows outlive the
-                // Waitall calls below, which complete every request before this function
-                // returns. `slot < slots`, so both request pointers are in bounds. The
-                // communicator's error handler is MPI_ERRORS_ARE_FATAL, so the return codes
-                // carry no information and are not read (as in the reference).
+                let recv_ptr = recv.wrapping_add(slot * stride) as *mut c_void;
+                // SAFETY: the receive buffer holds `count` bytes at `recv_ptr` and the send
+                // buffer `count` bytes (asserted by `iterate`); both outlive the Waitall
+                // calls that complete every request before `iterate` returns. `slot <
+                // slots`, so both request pointers are in bounds. Return codes: as in
+                // `post_to_one`.
                 unsafe {
                     ffi::MPI_Irecv(
                         recv_ptr,
                         count,
-                        self.datatype,
+                        datatype,
                         peer,
                         TAG,
-                        self.comm,
+                        comm,
                         recv_reqs.add(slot),
                     );
-                    ffi::MPI_Isend(
-                        send_ptr,
-                        count,
-                        self.datatype,
-                        peer,
-                        TAG,
-                        self.comm,
-                        send_reqs.add(slot),
-                    );
+                    ffi::MPI_Isend(send, count, datatype, peer, TAG, comm, send_reqs.add(slot));
                 }
                 slot += 1;
             }
-        }
-        // SAFETY: both arrays hold `slots` requests posted above (slots fits in an int,
-        // checked in `new`); completed requests are set back to MPI_REQUEST_NULL by MPI.
-        unsafe {
-            ffi::MPI_Waitall(slots as c_int, send_reqs, self.statuses_ignore);
-            ffi::MPI_Waitall(slots as c_int, recv_reqs, self.statuses_ignore);
         }
     }
 }
