@@ -222,17 +222,26 @@ impl Error {
 pub type Result<T> = std::result::Result<T, Error>;
 
 /// Turns an MPI return code into a `Result`.
+#[inline]
 pub(crate) fn check(code: c_int, call: &'static str, file: &str) -> Result<()> {
     if code == ffi::MPI_SUCCESS as c_int {
         return Ok(());
     }
-    Err(Error::Mpi {
+    Err(failure(code, call, file))
+}
+
+/// The error of a failed call (its class and message asked of MPI): out of the line of
+/// the calls that succeed.
+#[cold]
+#[inline(never)]
+fn failure(code: c_int, call: &'static str, file: &str) -> Error {
+    Error::Mpi {
         call,
         file: file.to_string(),
         code,
         class: ErrorClass::from_class(error_class(code)),
         message: error_string(code),
-    })
+    }
 }
 
 fn error_class(code: c_int) -> c_int {
@@ -274,12 +283,22 @@ fn one_line(text: &str) -> String {
 }
 
 /// Converts a length to an MPI count.
+#[inline]
 pub(crate) fn count(len: usize, call: &'static str, file: &str) -> Result<c_int> {
-    c_int::try_from(len).map_err(|_| Error::Invalid {
+    match c_int::try_from(len) {
+        Ok(n) => Ok(n),
+        Err(_) => Err(too_many(len, call, file)),
+    }
+}
+
+#[cold]
+#[inline(never)]
+fn too_many(len: usize, call: &'static str, file: &str) -> Error {
+    Error::Invalid {
         call,
         file: file.to_string(),
         reason: format!("{len} elements exceed MPI's int count"),
-    })
+    }
 }
 
 #[cfg(test)]

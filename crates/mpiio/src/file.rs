@@ -340,7 +340,7 @@ impl File {
                 status.as_mut_ptr(),
             )
         };
-        self.finish(rc, call, status, dt.as_raw(), buf.len())
+        self.finish(rc, call, &status, dt.as_raw(), buf.len())
     }
 
     /// Independent read at an explicit offset in etypes (`MPI_File_read_at`).
@@ -365,7 +365,7 @@ impl File {
                 status.as_mut_ptr(),
             )
         };
-        self.finish(rc, call, status, dt.as_raw(), buf.len())
+        self.finish(rc, call, &status, dt.as_raw(), buf.len())
     }
 
     fn write_with<T: Equivalence>(
@@ -388,7 +388,7 @@ impl File {
                 status.as_mut_ptr(),
             )
         };
-        self.finish(rc, call, status, dt.as_raw(), buf.len())
+        self.finish(rc, call, &status, dt.as_raw(), buf.len())
     }
 
     fn read_with<T: Equivalence + AnyBitPattern>(
@@ -412,33 +412,41 @@ impl File {
                 status.as_mut_ptr(),
             )
         };
-        self.finish(rc, call, status, dt.as_raw(), buf.len())
+        self.finish(rc, call, &status, dt.as_raw(), buf.len())
     }
 
+    #[inline]
     fn finish(
         &self,
         rc: c_int,
         call: &'static str,
-        status: MaybeUninit<ffi::MPI_Status>,
+        status: &MaybeUninit<ffi::MPI_Status>,
         dt: ffi::MPI_Datatype,
         requested: usize,
     ) -> Result<()> {
         check(rc, call, &self.name)?;
         // SAFETY: the call succeeded, so MPI filled in the status.
-        let status = unsafe { status.assume_init() };
+        let status = unsafe { status.assume_init_ref() };
         let mut moved: c_int = 0;
         // SAFETY: `status` is initialised and `dt` is the datatype of the transfer.
-        let rc = unsafe { ffi::MPI_Get_count(&status, dt, &mut moved) };
+        let rc = unsafe { ffi::MPI_Get_count(status, dt, &mut moved) };
         check(rc, "MPI_Get_count", &self.name)?;
         if moved < 0 || moved as usize != requested {
-            return Err(Error::Short {
-                call,
-                file: self.name.clone(),
-                requested,
-                moved: moved.max(0) as usize,
-            });
+            return Err(self.short(call, requested, moved));
         }
         Ok(())
+    }
+
+    /// The error of a call that moved `moved` of `requested` elements.
+    #[cold]
+    #[inline(never)]
+    fn short(&self, call: &'static str, requested: usize, moved: c_int) -> Error {
+        Error::Short {
+            call,
+            file: self.name.clone(),
+            requested,
+            moved: moved.max(0) as usize,
+        }
     }
 }
 
