@@ -8,9 +8,9 @@
 # wrapper and its checks of the count moved; the loop around it, the batch planning and
 # the termination checks are per batch, not per call), and the instructions of xylem's
 # own object there are divided by the calls rank 0 made (the JSON's repeats, every
-# pattern of every access method). The read markers' check (data validation 2.1 does not
-# do; `beffio::markers::check_with_limit`) is given apart; stamping the write markers
-# (two stores per chunk) is inlined and counted in.
+# pattern of every access method). The markers (data validation 2.1 does not do: stamped
+# into every chunk before a write, `beffio::markers::stamp`, checked after a read,
+# `beffio::markers::check_with_limit`) are given apart.
 # 2.1: its loop is inside main, so the cost per call is the difference of the own-object
 # instructions of a run of -T T2 and one of -T T1 over the difference of their calls
 # (rank 0's repeat factors in the .prot, every pattern of every access method).
@@ -33,15 +33,7 @@ mkdir -p "$out"
 rm -f "$out"/*
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
 
-ref=${REF:-}
-if [ -z "$ref" ]; then
-  if [ -z "${REF_SRC:-}" ]; then
-    echo "bench-beffio-instructions: set REF=/path/to/b_eff_io (2.1, built) or REF_SRC=/path/to/b_eff_io.c" >&2
-    exit 2
-  fi
-  ref=$out/b_eff_io-2.1
-  (eval "$(scripts/with-mpi "$mpi" --print)" && "$MPICC" -O2 -o "$ref" "$REF_SRC" -lm 2>/dev/null)
-fi
+ref=$(scripts/beffio-ref-binary.sh "$mpi" "$out")
 xylem=$root/target/$mpi/release/b_eff_io
 [ -x "$xylem" ] || scripts/with-mpi "$mpi" -- cargo build --release -p beffio >&2
 
@@ -78,7 +70,7 @@ total = own(f"{out}/cg.xylem.0", xylem)
 ann = subprocess.check_output(["callgrind_annotate", "--inclusive=no", "--threshold=100", f"{out}/cg.xylem.0"], text=True)
 markers = 0
 for line in ann.splitlines():
-    m = re.match(r"\s*([\d,]+)\s.*beffio::markers::check_with_limit", line)
+    m = re.match(r"\s*([\d,]+)\s.*beffio::markers::(stamp|check_with_limit)\b", line)
     if m:
         markers += int(m[1].replace(",", ""))
 
@@ -93,9 +85,9 @@ def ref_calls(prot):
 c1, c2 = ref_calls(f"{out}/ref.{t1}.prot"), ref_calls(f"{out}/ref.{t2}.prot")
 o1, o2 = own(f"{out}/cg.ref.{t1}.0", ref), own(f"{out}/cg.ref.{t2}.0", ref)
 print(f"## Own instructions per MPI-IO call, rank 0 ({mpi}, 2 ranks, {len(p['access']['write'])} patterns per access method)\n")
-print("| program | calls | own instructions | per call | of which the read markers' check |")
+print("| program | calls | own instructions | per call | of which the markers |")
 print("|---|---:|---:|---:|---:|")
 print(f"| xylem, -T {t2} (inside `PartitionRun::call`) | {calls} | {total} | {total / calls:.0f} | {markers / calls:.0f} |")
-print(f"| xylem without the read markers' check | | | {(total - markers) / calls:.0f} | |")
+print(f"| xylem without the markers | | | {(total - markers) / calls:.0f} | |")
 print(f"| 2.1, -T {t2} minus -T {t1} | {c2 - c1} | {o2 - o1} | {(o2 - o1) / (c2 - c1):.0f} | — |")
 PY

@@ -40,7 +40,9 @@ pub struct ChunkId {
 
 /// Writes head and tail markers into every `chunk_words`-long chunk of `buf`. A chunk of
 /// one word (a filler of 8 bytes) carries the head only; one of none (a filler of 0
-/// bytes) nothing.
+/// bytes) nothing. Not inlined: a function of its own, the data validation's cost per
+/// call is measured apart from the rest (scripts/bench-beffio-instructions.sh).
+#[inline(never)]
 pub fn stamp(buf: &mut [u64], chunk_words: usize, id: ChunkId) {
     if chunk_words == 0 {
         return;
