@@ -37,11 +37,8 @@ ref=$(scripts/beffio-ref-binary.sh "$mpi" "$out")
 xylem=$root/target/$mpi/release/b_eff_io
 [ -x "$xylem" ] || scripts/with-mpi "$mpi" -- cargo build --release -p beffio >&2
 
-launch() {
-  case $mpi in
-    openmpi*) "$root"/scripts/with-mpi "$mpi" -- mpirun -n 2 --oversubscribe --bind-to none "$@" ;;
-    *) "$root"/scripts/with-mpi "$mpi" -- mpiexec -n 2 "$@" ;;
-  esac
+launch() { # two ranks, then the program
+  "$root"/scripts/mpi-launch.sh "$mpi" 2 "$@"
 }
 var=OMPI_COMM_WORLD_RANK
 case $mpi in openmpi*) ;; *) var=PMI_RANK ;; esac

@@ -76,11 +76,7 @@ beffio=target/$mpi/release/b_eff_io
 [ -x "$beffio" ] || scripts/with-mpi "$mpi" -- cargo build --release -p beffio >&2
 
 launch() { # the MPI launcher of $mpi for $ranks ranks, then the program
-  case $mpi in
-    openmpi*) scripts/with-mpi "$mpi" -- mpirun -n "$ranks" --oversubscribe --bind-to none "$@" ;;
-    mpich4) scripts/with-mpi "$mpi" -- mpiexec.mpich -n "$ranks" "$@" ;;
-    *) scripts/with-mpi "$mpi" -- mpiexec -n "$ranks" "$@" ;;
-  esac
+  scripts/mpi-launch.sh "$mpi" "$ranks" "$@"
 }
 
 ior_mb_s() { # FILE ACCESS (write|read): the Max(MiB) of IOR's summary line, in MB/s (1e6 B)

@@ -54,10 +54,7 @@ xylem=${XYLEM:-target/$mpi/release/b_eff_io}
 xylem=$(realpath "$xylem")
 
 launch() { # the MPI launcher of $mpi for $ranks ranks, then the program
-  case $mpi in
-    openmpi*) "$root"/scripts/with-mpi "$mpi" -- mpirun -n "$ranks" --oversubscribe --bind-to none "$@" ;;
-    *) "$root"/scripts/with-mpi "$mpi" -- mpiexec -n "$ranks" "$@" ;;
-  esac
+  "$root"/scripts/mpi-launch.sh "$mpi" "$ranks" "$@"
 }
 
 # A rank's number from the launcher's environment, for the strace file names.

@@ -124,7 +124,7 @@ impl BatchPlanner {
     /// After a batch and a blocking check: `done` calls so far took `elapsed` seconds
     /// (agreed by all ranks). Returns the next batch size, or `None` to stop.
     pub fn next(&mut self, done: u64, elapsed: f64) -> Option<u64> {
-        match self.step(done, elapsed, 0) {
+        match self.next_after(done, elapsed, 0) {
             Step::Batch(size) | Step::Closing(size) => Some(size),
             Step::Measure | Step::Stop => None,
         }
@@ -155,11 +155,6 @@ impl BatchPlanner {
     /// shortest batch, [`MIN_BATCH_SHARE`]): the calls not yet checked are never more than
     /// twice those checked, and batches still grow geometrically (by the golden ratio).
     pub fn next_after(&mut self, done: u64, elapsed: f64, in_flight: u64) -> Step {
-        self.step(done, elapsed, in_flight)
-    }
-
-    /// The planner's one rule, for both loops (see the module's documentation).
-    fn step(&mut self, done: u64, elapsed: f64, in_flight: u64) -> Step {
         self.checks += 1;
         if self.stopped || done == 0 {
             return self.stop();

@@ -74,20 +74,7 @@ impl Window {
             [peer] if recv_stride == 0 => self.post_to_one(send_ptr, recv_base.cast(), count, peer),
             _ => self.post_to_all(send_ptr, recv_base, count, recv_stride),
         }
-        // SAFETY: both arrays hold `slots` requests posted above (slots fits in an int,
-        // checked in `new`); completed requests are set back to MPI_REQUEST_NULL by MPI.
-        unsafe {
-            ffi::MPI_Waitall(
-                slots as c_int,
-                self.sends.as_mut_ptr(),
-                self.statuses_ignore,
-            );
-            ffi::MPI_Waitall(
-                slots as c_int,
-                self.recvs.as_mut_ptr(),
-                self.statuses_ignore,
-            );
-        }
+        self.complete(slots as c_int);
     }
 
     /// `count` iterations with messages of `size` bytes, every receive into the one buffer
@@ -117,12 +104,21 @@ impl Window {
                 Some(peer) => self.post_to_one(send_ptr, recv_ptr.cast(), bytes, peer),
                 None => self.post_to_all(send_ptr, recv_ptr, bytes, 0),
             }
-            // SAFETY: as in `iterate`.
-            unsafe {
-                ffi::MPI_Waitall(slots, self.sends.as_mut_ptr(), self.statuses_ignore);
-                ffi::MPI_Waitall(slots, self.recvs.as_mut_ptr(), self.statuses_ignore);
-            }
+            self.complete(slots);
             each();
+        }
+    }
+
+    /// Completes every send, then every receive, of the window just posted (`slots` of
+    /// each, [`Window::slots`]).
+    #[inline(always)]
+    fn complete(&mut self, slots: c_int) {
+        // SAFETY: both arrays hold `slots` requests, posted before this call (slots fits in
+        // an int, checked in `new`); completed requests are set back to MPI_REQUEST_NULL
+        // by MPI.
+        unsafe {
+            ffi::MPI_Waitall(slots, self.sends.as_mut_ptr(), self.statuses_ignore);
+            ffi::MPI_Waitall(slots, self.recvs.as_mut_ptr(), self.statuses_ignore);
         }
     }
 

@@ -2,7 +2,7 @@
 //! that ends the timed window, and the check that the file holds what was written.
 
 use super::files::Open;
-use super::{context, flag, PartitionRun, Stopped};
+use super::{context, PartitionRun, Stopped};
 use crate::patterns::{Pattern, PatternType};
 use crate::schedule::Access;
 use mpi::traits::*;
@@ -88,12 +88,11 @@ impl PartitionRun<'_> {
         // after that check is agreed on at the next pattern's end.
         debug_assert!(!checked || failure.is_none());
         if !checked {
-            Stopped::agree_max(
+            Stopped::agree(
                 self.setup.comm,
                 failure
                     .map(benchkit::Failure::from)
                     .or_else(|| self.interrupted()),
-                [flag(false)],
             )?;
         }
         if writes {

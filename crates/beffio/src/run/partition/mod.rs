@@ -190,7 +190,7 @@ impl<'a> PartitionRun<'a> {
         let wall_s = mpi::time() - start;
         Ok(PartitionResult {
             posix_baseline: self.posix_baseline.measured(),
-            processes: self.setup.comm.size() as usize,
+            processes: self.ranks as usize,
             scheduled_s: self.setup.time_s,
             segment_bytes: plan.map_or(0, |p| p.segment),
             access,
@@ -284,12 +284,10 @@ impl<'a> PartitionRun<'a> {
             }
             self.feedback
                 .progress
-                .pattern(self.setup.comm.size() as usize, access, &r);
+                .pattern(self.ranks as usize, access, &r);
             (self.feedback.on_pattern)(access, &r);
             if self.rank == 0 {
-                if let Some(w) =
-                    crate::anomalies::pattern(self.setup.comm.size() as usize, access, &r)
-                {
+                if let Some(w) = crate::anomalies::pattern(self.ranks as usize, access, &r) {
                     self.feedback
                         .progress
                         .interject(&format!("b_eff_io: WARNING {}", w.message));

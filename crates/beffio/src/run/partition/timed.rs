@@ -92,8 +92,8 @@ impl PartitionRun<'_> {
             0.0
         };
         let mut planner = BatchPlanner::new(budget, extra);
-        if room != Room::ANY && p.memory > 0 {
-            planner = planner.with_call_limit(room.per_rank / p.memory);
+        if let Some(calls) = room.per_rank.checked_div(p.memory) {
+            planner = planner.with_call_limit(calls);
         }
         if self.setup.every_call {
             planner = planner.check_every_call();
@@ -175,19 +175,13 @@ impl PartitionRun<'_> {
         loop {
             let batch = match planner.next_overlapped(basis, tally.done) {
                 Step::Stop => return,
-                Step::Measure => {
+                Step::Batch(batch) => batch,
+                step @ (Step::Closing(_) | Step::Measure) => {
+                    // The calls that take the rest of the budget, if any, then a blocking
+                    // check of every call: should the planner stop now, it saw them all.
                     tally.checked_end = false;
-                    let Some(elapsed) = self.termination_check(t0, tally) else {
-                        return;
-                    };
-                    basis = Some((tally.done, elapsed));
-                    // Should the planner stop now, this check saw every call.
-                    tally.checked_end = true;
-                    continue;
-                }
-                Step::Closing(batch) => {
-                    tally.checked_end = false;
-                    for _ in 0..batch {
+                    let closing = if let Step::Closing(n) = step { n } else { 0 };
+                    for _ in 0..closing {
                         self.call(file, p, access, collective, tally);
                     }
                     let Some(elapsed) = self.termination_check(t0, tally) else {
@@ -197,7 +191,6 @@ impl PartitionRun<'_> {
                     tally.checked_end = true;
                     continue;
                 }
-                Step::Batch(batch) => batch,
             };
             tally.checked_end = false;
             let voted_at = tally.done;
