@@ -110,19 +110,6 @@ impl Run {
     }
 }
 
-/// A stalled job's exit code as the launcher reports it: the rank's 6, or what hydra
-/// makes of a job whose other rank it had to kill.
-fn assert_stalled_code(code: Option<i32>, stderr: &str) {
-    let accepted: &[i32] = match Installation::from_env().family() {
-        mpitest::Family::OpenMpi => &[6],
-        mpitest::Family::Hydra => &[6, 9, 137, 255],
-    };
-    assert!(
-        code.is_some_and(|c| accepted.contains(&c)),
-        "exit {code:?}:\n{stderr}"
-    );
-}
-
 fn signal(pid: i32, name: &str) {
     mpitest::procs::signal(pid as u32, name);
 }
@@ -177,7 +164,7 @@ fn a_rank_stopped_for_good_ends_the_job_keeping_what_was_measured() {
     signal(rank1, "STOP");
     let (code, stderr, seconds, dir) = run.finish(Duration::from_secs(150));
     signal(rank1, "KILL");
-    assert_stalled_code(code, &stderr);
+    mpitest::assert_stalled_code(code, &stderr);
     assert!(
         stderr
             .lines()
@@ -238,7 +225,7 @@ fn rank_0_stopped_in_a_partition_is_named_by_the_rank_waiting_outside_it() {
     signal(rank0, "STOP");
     let (code, stderr, seconds, dir) = run.finish(Duration::from_secs(120));
     signal(rank0, "KILL");
-    assert_stalled_code(code, &stderr);
+    mpitest::assert_stalled_code(code, &stderr);
     assert!(
         stderr
             .lines()

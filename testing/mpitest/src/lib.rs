@@ -426,6 +426,28 @@ fn is_pmix_teardown(line: &str) -> bool {
             .is_some_and(|(_, rest)| rest.starts_with("PMIX ERROR: PMIX_ERR_UNREACH"))
 }
 
+/// Checks the exit code of a job that a stall ended, as the launcher reports it.
+///
+/// Open MPI's `mpirun` passes on the stalled rank's 6. Hydra passes on the first code it
+/// collects: the rank's 6, or the end of the rank that a test stopped (SIGSTOP) — killed
+/// by hydra (9, 137, 255), or hung up by the kernel (code 1, hydra's box saying
+/// `Hangup (signal 1)`), which sends SIGHUP to a stopped process whose process group is
+/// orphaned when its sibling leaves. `output` is what the job printed (its standard
+/// error, with its standard output where the test kept it).
+pub fn assert_stalled_code(code: Option<i32>, output: &str) {
+    let accepted: &[i32] = match Installation::from_env().family() {
+        Family::OpenMpi => &[6],
+        Family::Hydra => &[6, 9, 137, 255],
+    };
+    let hung_up = Installation::from_env().family() == Family::Hydra
+        && code == Some(1)
+        && output.contains("Hangup (signal 1)");
+    assert!(
+        code.is_some_and(|c| accepted.contains(&c)) || hung_up,
+        "exit {code:?}, expected one of {accepted:?} (or 1 after hydra's `Hangup (signal 1)`):\n{output}"
+    );
+}
+
 /// Checks the `provenance` of a finished run's JSON document `doc`: `program` with its
 /// command line (holding `arg`), `ranks` ranks over its hosts, the MPI it was built
 /// against (this installation's) and ran on, the kernel, and a start before its end.
