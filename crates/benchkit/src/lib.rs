@@ -9,7 +9,9 @@
 //!   `1.5G`), with the ranges each option takes;
 //! - [`network`]: one definition of `--enable`, `--disable` and `--strict`;
 //! - [`progress`]: progress on standard error, live on a terminal, plain lines otherwise;
-//! - [`stall`]: one definition of `--stall-timeout`.
+//! - [`stall`]: one definition of `--stall-timeout`;
+//! - [`local_ranks`]: the job's other ranks on this host that cannot take part (stopped,
+//!   exited), as `/proc` shows them, for a rank that waits for every other.
 //!
 //! With the default `mpi` feature, the MPI side of a benchmark's life:
 //! - [`start`]: network selection into the environment before `MPI_Init`
@@ -31,6 +33,7 @@
 
 pub mod exit;
 pub mod keeper;
+pub mod local_ranks;
 pub mod network;
 pub mod progress;
 pub mod provenance;

@@ -168,11 +168,22 @@ pub struct Stall {
     pub idle_s: u64,
     /// Where it was ([`Progress::at`]).
     pub place: String,
+    /// What this host shows of the job's ranks that cannot take part
+    /// ([`crate::local_ranks::said`]): `on this host, rank 1 (pid 906) is stopped …`.
+    pub seen: Option<String>,
     /// The exit code the process leaves with.
     pub code: i32,
 }
 
 impl Stall {
+    /// Where it was, with what this host shows of the ranks that cannot come.
+    fn place_seen(&self) -> String {
+        match &self.seen {
+            Some(seen) => format!("{}; {seen}", self.place),
+            None => self.place.clone(),
+        }
+    }
+
     fn who(&self) -> String {
         match self.rank {
             r if r >= 0 => format!("rank {r} on {}", self.host),
@@ -189,7 +200,7 @@ impl Stall {
             self.program,
             self.who(),
             self.idle_s,
-            self.place,
+            self.place_seen(),
             self.code
         )
     }
@@ -200,7 +211,7 @@ impl Stall {
             "stalled: {} made no progress for {} s at {}",
             self.who(),
             self.idle_s,
-            self.place
+            self.place_seen()
         )
     }
 }
@@ -335,6 +346,7 @@ impl Watchdog {
                             host: shared.host.lock().map(|h| h.clone()).unwrap_or_default(),
                             idle_s: since.elapsed().as_secs(),
                             place: watched.place(),
+                            seen: crate::local_ranks::said(&crate::local_ranks::absent()),
                             code: shared.code.load(Ordering::SeqCst),
                         };
                         // Said first: the hook may take seconds (files on a slow disk).
