@@ -21,16 +21,21 @@
 //!
 //! **Rates.** Batches are sized at the faster of the average rate and the rate of the
 //! calls between the last two checks (the average keeps a slow start long after it),
-//! and are never longer than the calls already checked (or [`MIN_BATCH_SHARE`] of the
-//! budget at that rate): a pattern whose calls slow down stops at most one batch, and
-//! with the checks overlapped two, after its budget.
+//! and are never more calls than were already checked, or [`MAX_BLIND_S`]'s worth at that
+//! rate when that is more: a pattern whose calls slow down stops at most one batch, and
+//! with the checks overlapped two, after its budget — and when the rate falls off a cliff
+//! (buffered writes past the page cache's dirty limit, 440 times slower on a device of
+//! 30 MB/s), those batches cost what the calls checked took, again, at the new rate (about
+//! the time the cache takes to drain, which the closing sync pays anyway), not the
+//! budget times the cliff's height: a batch planned at the cache's rate for the rest of
+//! the budget made a pattern of a `-T 900` run take 26 times its budget.
 //!
 //! No batch planned from a check is shorter than a quarter of the budget at the rate
-//! measured ([`MIN_BATCH_SHARE`]), unless the rest of the budget is shorter: a check
-//! overlapped with a batch of a few microseconds cannot complete in it on a loaded node
-//! (every rank must be scheduled to take part), and the rank would wait for it at the
-//! batch's end. A pattern of short calls so makes a handful of checks, each with time to
-//! complete while calls run.
+//! measured ([`MIN_BATCH_SHARE`]), or [`MAX_BLIND_S`] while fewer calls were checked,
+//! unless the rest of the budget is shorter: a check overlapped with a batch of a few
+//! microseconds cannot complete in it on a loaded node (every rank must be scheduled to
+//! take part), and the rank would wait for it at the batch's end. A pattern of short calls
+//! so makes a handful of checks, each with time to complete while calls run.
 //!
 //! **Space.** A planner may be given the most calls the file system has room for
 //! ([`BatchPlanner::with_call_limit`], from its free blocks taken before the pattern's
@@ -39,6 +44,11 @@
 
 /// The shortest batch planned from a check, as a share of the budget, at the rate measured.
 pub const MIN_BATCH_SHARE: f64 = 1.0 / 4.0;
+
+/// The longest a batch may run unchecked beyond the calls already checked, in seconds at
+/// the fastest rate seen: what a rate that falls off a cliff (buffered writes past the
+/// page cache's dirty limit) can cost beyond the budget, times the cliff's height.
+pub const MAX_BLIND_S: f64 = 0.002;
 
 /// The share of its budget a pattern's calls may leave unused when they stop: with more
 /// left, another call is made (which may end past the budget, as the reference's last
@@ -192,11 +202,10 @@ impl BatchPlanner {
             return Step::Batch(1);
         }
         let floor = self.floor(fast);
-        let cap = if in_flight > 0 {
-            done.max(floor)
-        } else {
-            u64::MAX
-        };
+        // Never more calls than were checked, but the shortest batch a check has time to
+        // complete in: a rate that falls off a cliff costs what the calls checked took
+        // again at the new rate, or MAX_BLIND_S times the cliff's height, not the budget's.
+        let cap = done.max(floor.min(self.calls_in(MAX_BLIND_S, fast)));
         let grown = self.next_size.saturating_mul(2).max(floor);
         let size = (grown.min(cap).min(room) as f64).min(fit) as u64;
         self.next_size = size.max(1);
@@ -230,16 +239,21 @@ impl BatchPlanner {
         self.budget - elapsed - self.extra_per_call * done as f64
     }
 
+    /// How many calls of `per_call` seconds fit in `seconds`, at least one.
+    fn calls_in(&self, seconds: f64, per_call: f64) -> u64 {
+        if per_call > 0.0 {
+            ((seconds / per_call).floor() as u64).max(1)
+        } else {
+            u64::MAX
+        }
+    }
+
     /// The fewest calls a batch makes when a call takes `per_call` seconds in the loop
     /// (the sync's share aside: it is not spent there): a quarter of the budget's worth
     /// ([`MIN_BATCH_SHARE`]), at least one.
     fn floor(&self, per_call: f64) -> u64 {
-        if per_call > 0.0 {
-            // Saturates at u64::MAX for a rate beyond any count.
-            ((self.budget * MIN_BATCH_SHARE / per_call).floor() as u64).max(1)
-        } else {
-            u64::MAX
-        }
+        // Saturates at u64::MAX for a rate beyond any count.
+        self.calls_in(self.budget * MIN_BATCH_SHARE, per_call)
     }
 }
 
@@ -432,16 +446,27 @@ mod tests {
     #[test]
     fn no_batch_planned_from_a_check_is_shorter_than_the_floor() {
         let budget = 0.156;
-        // The floor for 20 µs calls: MIN_BATCH_SHARE of the budget's worth of them.
-        let floor = (budget * MIN_BATCH_SHARE / 20e-6).floor() as u64;
-        assert!(floor > 100, "{floor}");
+        // The floor for 20 µs calls: MIN_BATCH_SHARE of the budget's worth of them, but no
+        // more than MAX_BLIND_S's worth beyond the calls checked.
+        let blind = (MAX_BLIND_S / 20e-6).floor() as u64;
+        assert!(blind >= 100 && blind < (budget * MIN_BATCH_SHARE / 20e-6) as u64);
         let mut p = BatchPlanner::new(budget, 0.0);
         assert_eq!(p.first(), 1);
-        // The first call took 20 µs: the next batch is the floor, not two calls.
+        // The first call took 20 µs: the next batch is MAX_BLIND_S's worth, not two calls.
         let second = p.next(1, 20e-6).unwrap();
-        assert_eq!(second, floor);
-        // Planned with its check in flight: the floor, not the one call checked.
-        assert_eq!(p.next_after(1, 20e-6, second), Step::Batch(floor));
+        assert_eq!(second, blind);
+        // Planned with its check in flight: the same, not the one call checked.
+        assert_eq!(p.next_after(1, 20e-6, second), Step::Batch(blind));
+        // Once more calls were checked than that, the batch grows to them, up to the floor.
+        let floor = (budget * MIN_BATCH_SHARE / 20e-6).floor() as u64;
+        assert_eq!(p.next_after(1_000, 0.02, 100), Step::Batch(1_000));
+        // 5,000 calls in 0.1 s and 1,000 in flight: 36 ms of the budget left, 1,800 calls.
+        assert!(floor > 1_800);
+        let closing = p.next_after(5_000, 0.1, 1_000);
+        assert!(
+            matches!(closing, Step::Closing(n) if (1_795..=1_800).contains(&n)),
+            "{closing:?}"
+        );
         // Within the rest of the budget all the same: 1,000 calls took 0.15 s, and of the
         // floor's calls only 40 fit in the 6 ms left.
         let mut q = BatchPlanner::new(budget, 0.0);
@@ -458,8 +483,8 @@ mod tests {
         assert!(r.elapsed <= budget + 1e-9, "{r:?}");
         assert!(r.calls as f64 >= 0.98 * budget / 3e-6, "{r:?}");
         assert!(r.checks <= 12, "{r:?}");
-        // Every batch planned from a check lasts MIN_BATCH_SHARE of the budget or more (to
-        // a call's rounding), but those that take the rest of the budget.
+        // Every batch planned from a check lasts MAX_BLIND_S or more (to a call's
+        // rounding), and all but the first few MIN_BATCH_SHARE of the budget, or the rest.
         let mut p = BatchPlanner::new(budget, 0.0);
         // The first call, and the second planned blind.
         assert_eq!((p.first(), p.first()), (1, 1));
@@ -481,12 +506,20 @@ mod tests {
                 Step::Stop => break,
             }
         }
-        let full: Vec<_> = batches
+        assert!(
+            batches
+                .iter()
+                .all(|&b| b as f64 * 3e-6 >= 0.99 * MAX_BLIND_S),
+            "{batches:?}"
+        );
+        let short: Vec<_> = batches
             .iter()
             .filter(|&&b| b as f64 * 3e-6 < 0.99 * budget * MIN_BATCH_SHARE)
             .collect();
-        assert!(full.len() <= 2, "{batches:?}");
-        assert!(batches.len() <= 9, "{batches:?}");
+        // The ramp from MAX_BLIND_S's 666 calls to the floor's 13,000, growing by the
+        // golden ratio at most.
+        assert!(short.len() <= 8, "{batches:?}");
+        assert!(batches.len() <= 10, "{batches:?}");
     }
 
     #[test]
@@ -546,6 +579,35 @@ mod tests {
             }
         }
         assert!(worst >= 0.95, "{worst}");
+    }
+
+    /// Buffered writes that fill the page cache's dirty limit, then go at the device's
+    /// speed: 32 KiB calls of 4 ranks into a 64 MiB dirty limit on a device of 30 MB/s
+    /// (500 calls of 10 µs, then 4.4 ms each, 440 times slower). The pattern of a
+    /// -T 900 run on this cliff took 26 times its budget when a batch planned at the
+    /// cache's rate ran on at the device's. Now a batch is never more calls than were
+    /// checked, nor longer than [`MAX_BLIND_S`] at the fastest rate seen, so the
+    /// overshoot is about the time the cache takes to drain (the sync's own cost).
+    #[test]
+    fn a_rate_that_falls_off_a_cliff_overshoots_by_about_the_cache_drain() {
+        for budget in [0.312, 1.25, 4.69, 37.5] {
+            for (cached, fast, slow) in [
+                (500u64, 10e-6, 4.4e-3),
+                (50, 10e-6, 4.4e-3),
+                (5_000, 3e-6, 1e-3),
+            ] {
+                let cost = move |i: u64| if i < cached { fast } else { slow };
+                let r = simulate_overlapped(budget, cost);
+                let drain = cached as f64 * slow;
+                let what =
+                    format!("budget {budget}, {cached} calls of {fast} s then {slow} s: {r:?}");
+                assert!(r.elapsed >= budget * (1.0 - END_SLACK), "{what}");
+                assert!(
+                    r.elapsed <= budget + 2.0 * drain.max(MAX_BLIND_S * slow / fast) + 2.0 * slow,
+                    "{what}"
+                );
+            }
+        }
     }
 
     #[test]
