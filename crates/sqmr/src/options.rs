@@ -136,9 +136,10 @@ pub struct Options {
           value_parser = parse_rounds)]
     pub scan_rounds: Option<usize>,
 
-    /// With --scan: seconds of each measurement (two per round) [default: 0.5]
+    /// With --scan: seconds of each measurement (two per round), above 0 and at most 60
+    /// [default: 0.5]
     #[arg(long = "scan-time", value_name = "SECONDS", requires = "scan",
-          value_parser = parse_positive_decimal)]
+          value_parser = parse_scan_time)]
     pub scan_time: Option<f64>,
 
     /// With --scan: the ratio to the median below which a node or link is slow, above 0
@@ -256,6 +257,22 @@ pub fn parse_rounds(text: &str) -> Result<usize, String> {
         n if n >= 1 => usize::try_from(n).map_err(|_| format!("'{text}' is too large")),
         _ => Err(format!("'{text}' must be 1 or more")),
     }
+}
+
+/// The longest `--scan-time`: a scan of the default 16 rounds then lasts about half an
+/// hour; a longer measurement says nothing more of a node.
+pub const MAX_SCAN_SECONDS: f64 = 60.0;
+
+/// Parses `--scan-time`: seconds above 0 and at most [`MAX_SCAN_SECONDS`].
+pub fn parse_scan_time(text: &str) -> Result<f64, String> {
+    let value = parse_positive_decimal(text)?;
+    if value > MAX_SCAN_SECONDS {
+        return Err(format!(
+            "'{text}' is more than {MAX_SCAN_SECONDS} s per measurement (a scan of 16 rounds \
+             would last over half an hour); give more than 0 and at most {MAX_SCAN_SECONDS}"
+        ));
+    }
+    Ok(value)
 }
 
 /// Parses a ratio strictly between 0 and 1 (`0.7`).
@@ -493,6 +510,8 @@ mod tests {
             &["--scan", "--scan-threshold", "1"],
             &["--scan", "--scan-threshold", "-0.5"],
             &["--scan", "--scan-time", "0"],
+            &["--scan", "--scan-time", "1000000000"],
+            &["--scan", "--scan-time", "60.5"],
             &["--scan", "--num_cores", "2"],
             &["--scan", "--validate"],
             &["--scan", "--csv", "x.csv"],
@@ -507,6 +526,17 @@ mod tests {
             "{text}"
         );
         assert!(parse(&["--scan", "--win_size", "4", "--json", "s.json"]).is_ok());
+        assert_eq!(
+            parse(&["--scan", "--scan-time", "60"]).unwrap().scan_time,
+            Some(60.0)
+        );
+        let text = parse(&["--scan", "--scan-time", "1000000000"])
+            .unwrap_err()
+            .to_string();
+        assert!(
+            text.contains("--scan-time") && text.contains("at most 60"),
+            "{text}"
+        );
     }
 
     #[test]

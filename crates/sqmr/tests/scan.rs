@@ -17,6 +17,9 @@ const BIN: &str = env!("CARGO_BIN_EXE_sqmr");
 /// what the small messages need.
 const THROTTLE_MBIT: u32 = 100;
 
+/// A host too slow for one window of the bandwidth measurement in its time.
+const CRAWL_MBIT: u32 = 2;
+
 /// The hosts share this machine's two cores: ranks waiting for a message give theirs up
 /// (Open MPI), so that two ranks that share a core do not spin through each other's time.
 const SHARED_CORES: &[(&str, &str)] = &[("OMPI_MCA_mpi_yield_when_idle", "1")];
@@ -163,6 +166,31 @@ fn a_throttled_host_is_flagged_alone_and_nothing_is_flagged_without_it() {
         .filter(|p| !p["remeasured"].is_null())
         .count();
     assert!(remeasured >= 3, "{doc}");
+
+    // The same host at 2 Mbit/s: one window of 4 x 1 MiB each way would take 17 s, twice
+    // per measurement, in each of its 3 pairs and their re-measurements (over two minutes
+    // before the probe). Each of those measurements is now the 64 KiB probe, and the scan
+    // ends within a few times its planned 3 s of measurements.
+    fabric.throttle_host(2, CRAWL_MBIT).unwrap();
+    let (job, doc) = scan(&fabric, 1, "crawling", &[]);
+    netns::assert_exit_code(mpi, &job, 4);
+    assert_eq!(
+        strings(&doc["scan"]["flagged_nodes"]),
+        vec![hosts[2].clone()],
+        "{doc}"
+    );
+    let planned = job
+        .stdout
+        .lines()
+        .find(|l| l.starts_with("# planned: 3.0 s of measurements (3 rounds of 2 x 0.50 s)"));
+    assert!(planned.is_some(), "{}", job.stdout);
+    let wall = doc["scan"]["wall_s"].as_f64().unwrap();
+    assert!(
+        wall < 6.0 * 3.0,
+        "the scan took {wall} s for 3 s planned and as much again re-measured: {doc}"
+    );
+    let ratio = doc["scan"]["nodes"][2]["bandwidth_ratio"].as_f64().unwrap();
+    assert!(ratio < 0.1, "2 Mbit/s against gigabytes per second: {doc}");
 }
 
 #[test]

@@ -7,6 +7,14 @@
 //! partner the size of the next batch, or 0 to stop (a message of its own tag, outside
 //! the timed part). Batches double while the time allows, so the count overshoots the
 //! time by less than one batch.
+//!
+//! **Bounded on a slow link.** Before the windows of a measurement that moves more than
+//! [`PROBE_BYTES`] per iteration, the pair exchanges one message of that size: when the
+//! probe says one iteration would not fit in the measurement's time (4 × 1 MiB each way
+//! take 17 s at 2 Mbit/s), the pair is measured by what the probe moved and stops there —
+//! a link too slow to measure is itself the finding, and its round does not wait for it.
+//! So a measurement lasts at most about three times its time (a warm-up iteration and a
+//! last batch that each fit in it), plus the probe.
 
 use mpi::topology::{Communicator, SimpleCommunicator};
 use mpi::traits::*;
@@ -14,7 +22,7 @@ use mpi::traits::*;
 use crate::exec::buffers::AlignedBuffer;
 use crate::exec::window::Window;
 use crate::scan::pairing::Pair;
-use crate::scan::{Node, PairRun, Settings};
+use crate::scan::{Node, PairRun, Settings, PROBE_BYTES};
 
 /// The tag of the messages that carry the next batch's size.
 const DECISION_TAG: i32 = 2;
@@ -178,8 +186,11 @@ impl<'a> Scanner<'a> {
     /// Exchanges windows of `size`-byte messages with `peer` for the settings' time;
     /// returns the messages (both ways) and MiB per second as this side measured them.
     fn exchange(&mut self, peer: usize, keeper: bool, size: usize, window: usize) -> (f64, f64) {
-        let mut w = Window::new(self.world, &[peer], window);
         let partner = self.world.process_at_rank(peer as i32);
+        if let Some(probed) = self.probe(peer, keeper, size, window) {
+            return probed;
+        }
+        let mut w = Window::new(self.world, &[peer], window);
         let send = self.send.as_slice();
         let recv = self.recv.as_mut_slice();
         // One iteration of warm-up: connections made, buffers registered.
@@ -213,6 +224,57 @@ impl<'a> Scanner<'a> {
         let rate = messages / elapsed.max(f64::MIN_POSITIVE);
         (rate, rate * size as f64 / (1u64 << 20) as f64)
     }
+}
+
+impl Scanner<'_> {
+    /// Before iterations of `window` messages of `size` bytes that move more than
+    /// [`PROBE_BYTES`]: one message of that size each way. When the time keeper finds that
+    /// one iteration would not fit in the measurement's time at the probe's rate, it says
+    /// so to its partner, and both return the probe's figures (messages both ways and MiB
+    /// per second); `None` goes on with the measurement.
+    fn probe(
+        &mut self,
+        peer: usize,
+        keeper: bool,
+        size: usize,
+        window: usize,
+    ) -> Option<(f64, f64)> {
+        let per_iteration = size.saturating_mul(window);
+        if per_iteration <= PROBE_BYTES {
+            return None;
+        }
+        let mut w = Window::new(self.world, &[peer], 1);
+        let start = mpi::time();
+        w.iterate(
+            self.send.as_slice(),
+            self.recv.as_mut_slice(),
+            PROBE_BYTES,
+            0,
+        );
+        let took = (mpi::time() - start).max(f64::MIN_POSITIVE);
+        if let Some(p) = &self.progress {
+            p.tick();
+        }
+        let partner = self.world.process_at_rank(peer as i32);
+        let mut go: u64 = 1;
+        if keeper {
+            let iteration = took * per_iteration as f64 / PROBE_BYTES as f64;
+            go = u64::from(fits(iteration, self.settings.seconds));
+            partner.send_with_tag(&go, DECISION_TAG);
+        } else {
+            partner.receive_into_with_tag(&mut go, DECISION_TAG);
+        }
+        (go == 0).then(|| {
+            let rate = 2.0 / took;
+            (rate, rate * PROBE_BYTES as f64 / (1u64 << 20) as f64)
+        })
+    }
+}
+
+/// Whether an iteration of `iteration` seconds (as a probe estimates it) fits in a
+/// measurement of `seconds`.
+fn fits(iteration: f64, seconds: f64) -> bool {
+    iteration <= seconds
 }
 
 /// The next batch: 0 when `seconds` are up, else twice the last batch, or fewer when
@@ -281,7 +343,16 @@ pub fn share_rounds(world: &SimpleCommunicator, rounds: Option<Vec<Vec<Pair>>>) 
 
 #[cfg(test)]
 mod tests {
-    use super::next_batch;
+    use super::{fits, next_batch};
+
+    #[test]
+    fn an_iteration_longer_than_the_measurement_is_not_made() {
+        // 4 x 1 MiB at 2 Mbit/s: a 64 KiB probe takes 0.26 s, an iteration 16.8 s.
+        assert!(!fits(0.26 * 64.0, 0.5));
+        // The same on a link of gigabytes per second: 40 us, 2.6 ms.
+        assert!(fits(40e-6 * 64.0, 0.5));
+        assert!(fits(0.5, 0.5));
+    }
 
     #[test]
     fn batches_double_until_the_time_is_nearly_up_then_stop() {

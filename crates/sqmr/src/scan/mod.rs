@@ -26,6 +26,10 @@ pub const SMALL_BYTES: usize = 8;
 /// The message size of the bandwidth measurement, in bytes.
 pub const LARGE_BYTES: usize = 1 << 20;
 
+/// The size of the probe that comes before a measurement of larger iterations: a pair
+/// whose iteration would not fit in the measurement's time is measured by it.
+pub const PROBE_BYTES: usize = 64 << 10;
+
 /// At most this many bytes in flight per rank and direction at the large size.
 pub const LARGE_WINDOW_BYTES: usize = 4 << 20;
 

@@ -299,7 +299,9 @@ pub fn header(settings: &Settings, nodes: &[Node]) -> String {
     format!(
         "# sqmr --scan: {} nodes, {per_node}, {} round{} of disjoint node pairs ({})\n\
          # each pair: {} B messages for {:.2} s (rate, window {}), {} B for {:.2} s (bandwidth, window {})\n\
-         # SLOW: below {:.2} of the median and, in logarithms, {} scaled MADs below the others; again when re-measured\n",
+         # SLOW: below {:.2} of the median and, in logarithms, {} scaled MADs below the others; again when re-measured\n\
+         # planned: {:.1} s of measurements ({} rounds of 2 x {:.2} s), then the suspects again; a measurement \
+         lasts at most about 3 times its time, a link too slow for one window measured by a {} KiB probe\n",
         nodes.len(),
         settings.rounds,
         if settings.rounds == 1 { "" } else { "s" },
@@ -312,7 +314,16 @@ pub fn header(settings: &Settings, nodes: &[Node]) -> String {
         settings.window_large,
         settings.threshold,
         settings.mads,
+        planned_s(settings),
+        settings.rounds,
+        settings.seconds,
+        crate::scan::PROBE_BYTES >> 10,
     )
+}
+
+/// The seconds of measurement the rounds of `settings` plan (re-measurements aside).
+pub fn planned_s(settings: &Settings) -> f64 {
+    settings.rounds as f64 * 2.0 * settings.seconds
 }
 
 fn figure(value: Option<f64>) -> String {
