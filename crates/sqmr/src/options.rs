@@ -131,7 +131,8 @@ pub struct Options {
           "max_msgsize", "repeat", "precision", "csv", "validate"])]
     pub scan: bool,
 
-    /// With --scan: at most N rounds [default: 16; every pair of up to 16 nodes]
+    /// With --scan: at most N rounds, or `all` for every pair of nodes [default: 16; every
+    /// pair of up to 16 nodes]
     #[arg(long = "scan-rounds", value_name = "N", requires = "scan",
           value_parser = parse_rounds)]
     pub scan_rounds: Option<usize>,
@@ -251,11 +252,15 @@ pub fn parse_count(text: &str) -> Result<i64, String> {
     parse_integer(text, text, 1)
 }
 
-/// Parses a number of rounds: a whole number from 1.
+/// Parses a number of rounds: a whole number from 1, or `all` (as many as every pair of
+/// nodes needs: the scan's settings cap the count at that).
 pub fn parse_rounds(text: &str) -> Result<usize, String> {
-    match parse_count(text)? {
+    if text == "all" {
+        return Ok(usize::MAX);
+    }
+    match parse_count(text).map_err(|e| format!("{e}; or `all` for every pair of nodes"))? {
         n if n >= 1 => usize::try_from(n).map_err(|_| format!("'{text}' is too large")),
-        _ => Err(format!("'{text}' must be 1 or more")),
+        _ => Err(format!("'{text}' must be 1 or more, or `all`")),
     }
 }
 

@@ -84,6 +84,11 @@ pub struct Scan {
     pub nodes: Vec<ScanNode>,
     /// Every pair measured in the scan's rounds, in round order.
     pub pairs: Vec<ScanPair>,
+    /// How many node pairs the nodes make: `pairs` measured of these (all of them up to
+    /// the all-pairs limit, or with `--scan-rounds all`). 0 in documents from before it
+    /// was written.
+    #[serde(default)]
+    pub pairs_possible: usize,
     /// The hosts flagged slow.
     pub flagged_nodes: Vec<String>,
     /// The links flagged slow, by their two hosts.
@@ -204,6 +209,7 @@ impl Scan {
             settings,
             nodes: scan_nodes,
             pairs,
+            pairs_possible: pairs_possible(nodes.len()),
             flagged_nodes: outcome
                 .flagged_nodes
                 .iter()
@@ -266,9 +272,23 @@ impl Scan {
                     flagged: false,
                 })
                 .collect(),
+            pairs_possible: pairs_possible(nodes.len()),
             flagged_nodes: Vec::new(),
             flagged_links: Vec::new(),
             wall_s,
+        }
+    }
+
+    /// `128 of 136 pairs`, or `all 6 pairs`: what the scan measured of what it could.
+    fn coverage(&self) -> String {
+        let measured = self.pairs.len();
+        if self.pairs_possible > 0 && measured >= self.pairs_possible {
+            format!("all {measured} pairs")
+        } else {
+            format!(
+                "{measured} of {} pairs (--scan-rounds all measures every pair)",
+                self.pairs_possible
+            )
         }
     }
 
@@ -378,13 +398,18 @@ pub fn table(scan: &Scan) -> String {
     out
 }
 
-/// The last line: what was flagged, or that nothing was.
+/// How many pairs `nodes` nodes make.
+pub fn pairs_possible(nodes: usize) -> usize {
+    nodes * nodes.saturating_sub(1) / 2
+}
+
+/// The last line: what was flagged, or that nothing was, and of how many pairs.
 pub fn verdict_line(scan: &Scan) -> String {
     if !scan.flagged() {
         return format!(
-            "# scan: no node or link flagged ({} nodes, {} pairs, {:.1} s)\n",
+            "# scan: no node or link flagged ({} nodes, {}, {:.1} s)\n",
             scan.nodes.len(),
-            scan.pairs.len(),
+            scan.coverage(),
             scan.wall_s
         );
     }
@@ -404,7 +429,13 @@ pub fn verdict_line(scan: &Scan) -> String {
             links.join(", ")
         ));
     }
-    format!("# scan: {} ({:.1} s)\n", parts.join("; "), scan.wall_s)
+    format!(
+        "# scan: {} ({} nodes, {}, {:.1} s)\n",
+        parts.join("; "),
+        scan.nodes.len(),
+        scan.coverage(),
+        scan.wall_s
+    )
 }
 
 fn plural(n: usize) -> &'static str {
@@ -454,11 +485,52 @@ mod tests {
         };
         assert!(line("n4").ends_with("SLOW (bandwidth)"), "{text}");
         assert!(line("n1").ends_with("  ok"), "{text}");
-        assert!(text.ends_with("# scan: slow node: n4 (3.0 s)\n"), "{text}");
+        assert!(
+            text.ends_with("# scan: slow node: n4 (5 nodes, all 10 pairs, 3.0 s)\n"),
+            "{text}"
+        );
         let doc = serde_json::to_value(&scan).unwrap();
         assert_eq!(doc["nodes"][3]["flagged"], true);
         assert_eq!(doc["nodes"][3]["slow"][0], "bandwidth");
         assert_eq!(doc["pairs"].as_array().unwrap().len(), 10);
+    }
+
+    #[test]
+    fn a_scan_of_some_pairs_says_how_many_of_how_many() {
+        // 17 nodes, the 16 default rounds: 8 pairs a round, 128 of the 136.
+        let names: Vec<String> = (1..=17).map(|k| format!("n{k}")).collect();
+        let nodes = nodes_of(&names);
+        let settings = Settings::new(17, 10, 16, 0.5, 0.7);
+        assert!(!settings.all_pairs);
+        let runs: Vec<PairRun> = round_robin(17, settings.rounds)
+            .into_iter()
+            .enumerate()
+            .flat_map(|(round, pairs)| pairs.into_iter().map(move |(a, b)| (round, a, b)))
+            .map(|(round, a, b)| PairRun {
+                a,
+                b,
+                round,
+                rank_pairs: 1,
+                msgs_per_s: 1e6,
+                mib_per_s: 1000.0,
+            })
+            .collect();
+        let outcome = assemble(17, &runs, &[], 0.7);
+        let scan = Scan::new(settings, &nodes, &outcome, 9.0);
+        assert_eq!(scan.pairs_possible, 136);
+        assert!(
+            table(&scan).ends_with(
+                "# scan: no node or link flagged (17 nodes, 128 of 136 pairs \
+                 (--scan-rounds all measures every pair), 9.0 s)\n"
+            ),
+            "{}",
+            table(&scan)
+        );
+        let doc = serde_json::to_value(&scan).unwrap();
+        assert_eq!(doc["pairs_possible"], 136);
+        assert_eq!(doc["pairs"].as_array().unwrap().len(), 128);
+        // --scan-rounds all: every pair.
+        assert!(Settings::new(17, 10, usize::MAX, 0.5, 0.7).all_pairs);
     }
 
     #[test]
@@ -475,13 +547,12 @@ mod tests {
             "{text}"
         );
         assert!(
-            text.ends_with("# scan: slow link: n1 - n3 (3.0 s)\n"),
+            text.ends_with("# scan: slow link: n1 - n3 (5 nodes, all 10 pairs, 3.0 s)\n"),
             "{text}"
         );
         let scan = scan_of(|_, _| 1.0);
         assert!(!scan.flagged());
-        assert!(
-            table(&scan).ends_with("# scan: no node or link flagged (5 nodes, 10 pairs, 3.0 s)\n")
-        );
+        assert!(table(&scan)
+            .ends_with("# scan: no node or link flagged (5 nodes, all 10 pairs, 3.0 s)\n"));
     }
 }
