@@ -2,7 +2,7 @@
 
 use serde::{Deserialize, Serialize};
 
-use super::verdict::Figures;
+use super::verdict::{Figures, Metric};
 use super::{Node, Outcome, PairRun, Settings};
 
 /// The document's layout version.
@@ -147,6 +147,31 @@ pub struct ScanPair {
     pub flagged: bool,
 }
 
+/// `ok`, or for a figure below `threshold` that the spread test kept from being slow,
+/// why: `ok (bandwidth 0.58 of the median, 1.4 scaled MADs below the others: within
+/// their spread, 3 flag)`.
+fn ok_words(f: &Figures, threshold: f64) -> String {
+    let why: Vec<String> = Metric::BOTH
+        .into_iter()
+        .filter_map(|m| {
+            let j = f.get(m);
+            let ratio = j.ratio.filter(|r| *r < threshold)?;
+            let below = j.mads_below?;
+            Some(format!(
+                "{} {ratio:.2} of the median, {below:.1} scaled MADs below the others: within \
+                 their spread, {} flag",
+                m.name(),
+                super::verdict::MADS
+            ))
+        })
+        .collect();
+    if why.is_empty() {
+        "ok".to_string()
+    } else {
+        format!("ok ({})", why.join("; "))
+    }
+}
+
 fn slow_words(f: &Figures) -> Vec<String> {
     f.slow_in()
         .into_iter()
@@ -157,6 +182,7 @@ fn slow_words(f: &Figures) -> Vec<String> {
 impl Scan {
     /// The scan's part of the document.
     pub fn new(settings: Settings, nodes: &[Node], outcome: &Outcome, wall_s: f64) -> Scan {
+        let threshold = settings.threshold;
         let scan_nodes = nodes
             .iter()
             .enumerate()
@@ -171,7 +197,7 @@ impl Scan {
                 } else if suspected {
                     "ok when re-measured".to_string()
                 } else {
-                    "ok".to_string()
+                    ok_words(figures, threshold)
                 };
                 ScanNode {
                     host: node.host.clone(),
@@ -493,6 +519,46 @@ mod tests {
         assert_eq!(doc["nodes"][3]["flagged"], true);
         assert_eq!(doc["nodes"][3]["slow"][0], "bandwidth");
         assert_eq!(doc["pairs"].as_array().unwrap().len(), 10);
+    }
+
+    #[test]
+    fn a_node_below_the_threshold_that_is_ok_says_why() {
+        use crate::scan::verdict::Judged;
+        let within = Figures {
+            rate: Judged {
+                value: Some(1e6),
+                ratio: Some(0.95),
+                slow: false,
+                mads_below: None,
+            },
+            bandwidth: Judged {
+                value: Some(580.0),
+                ratio: Some(0.58),
+                slow: false,
+                mads_below: Some(1.4),
+            },
+        };
+        assert_eq!(
+            ok_words(&within, 0.7),
+            "ok (bandwidth 0.58 of the median, 1.4 scaled MADs below the others: within \
+             their spread, 3 flag)"
+        );
+        assert_eq!(ok_words(&Figures::default(), 0.7), "ok");
+        // In a table: nodes spread over a factor of 6, no node flagged; the slowest at 0.69
+        // of the median, 2.2 scaled MADs below the others.
+        let f = |n: usize| [0.3f64, 0.45, 0.8, 1.3, 1.8][n];
+        let scan = scan_of(|a, b| (f(a) * f(b)).sqrt());
+        assert!(scan.flagged_nodes.is_empty(), "{}", table(&scan));
+        assert!(
+            scan.nodes[0]
+                .verdict
+                .starts_with("ok (bandwidth 0.69 of the median, 2.2 scaled")
+                && scan.nodes[0]
+                    .verdict
+                    .contains("scaled MADs below the others"),
+            "{}",
+            table(&scan)
+        );
     }
 
     #[test]

@@ -70,6 +70,10 @@ pub struct Judged {
     pub ratio: Option<f64>,
     /// Whether it is slow.
     pub slow: bool,
+    /// For a ratio below the threshold: how many scaled median absolute deviations its
+    /// logarithm lies below the others' median (`None` when their spread is nil); it is
+    /// slow only beyond [`MADS`].
+    pub mads_below: Option<f64>,
 }
 
 /// A node's or a pair's two figures, judged.
@@ -157,7 +161,7 @@ pub fn median(values: &[f64]) -> Option<f64> {
 /// logarithm lies more than [`MADS`] scaled median absolute deviations below the median
 /// of the other ratios' logarithms (the others only, so that the suspect does not widen
 /// the spread it is judged by).
-fn outliers(ratios: &[Option<f64>], threshold: f64) -> Vec<bool> {
+fn outliers(ratios: &[Option<f64>], threshold: f64) -> Vec<(bool, Option<f64>)> {
     let logs: Vec<Option<f64>> = ratios
         .iter()
         .map(|r| r.filter(|r| *r > 0.0).map(f64::ln))
@@ -165,25 +169,26 @@ fn outliers(ratios: &[Option<f64>], threshold: f64) -> Vec<bool> {
     (0..ratios.len())
         .map(|i| {
             let Some(r) = ratios[i] else {
-                return false;
+                return (false, None);
             };
             if r >= threshold {
-                return false;
+                return (false, None);
             }
             let Some(own) = logs[i] else {
                 // A figure of zero: nothing arrived.
-                return true;
+                return (true, None);
             };
             let others: Vec<f64> = (0..logs.len())
                 .filter(|&j| j != i)
                 .filter_map(|j| logs[j])
                 .collect();
             let Some(mid) = median(&others) else {
-                return true;
+                return (true, None);
             };
             let deviations: Vec<f64> = others.iter().map(|l| (l - mid).abs()).collect();
             let spread = median(&deviations).unwrap_or(0.0) * MAD_SCALE;
-            own < mid - MADS * spread
+            let below = (spread > 0.0).then(|| (mid - own) / spread);
+            (own < mid - MADS * spread, below)
         })
         .collect()
 }
@@ -218,7 +223,8 @@ pub fn judge(nodes: usize, pairs: &[Measurement], threshold: f64) -> Verdict {
             *node_figures[n].get_mut(metric) = Judged {
                 value: values[n],
                 ratio: ratios[n],
-                slow: slow[n],
+                slow: slow[n].0,
+                mads_below: slow[n].1,
             };
         }
         // A pair against what the slower of its nodes reaches with its partners.
@@ -234,7 +240,8 @@ pub fn judge(nodes: usize, pairs: &[Measurement], threshold: f64) -> Verdict {
             *pair_figures[k].get_mut(metric) = Judged {
                 value: Some(metric.of(m)),
                 ratio: link_ratios[k],
-                slow: slow_links[k] && !slow[m.a] && !slow[m.b],
+                slow: slow_links[k].0 && !slow[m.a].0 && !slow[m.b].0,
+                mads_below: slow_links[k].1,
             };
         }
     }
@@ -330,6 +337,10 @@ mod tests {
         let v = judge(8, &pairs, 0.7);
         assert!(v.nodes[0].1.rate.ratio.unwrap() < 0.7, "{v:?}");
         assert!(v.slow_nodes().is_empty(), "{v:?}");
+        // Why it is not slow, in the unit of the test it passed: less than 3 MADs below.
+        let below = v.nodes[0].1.rate.mads_below.unwrap();
+        assert!(below > 0.5 && below < MADS, "{below}");
+        assert_eq!(v.nodes[7].1.rate.mads_below, None, "above the threshold");
         // The same nodes with one far below them all is flagged.
         let g = |n: usize| if n == 0 { 0.05 } else { f(n) };
         let pairs = all_pairs(8, |a, b| (1e6 * (g(a) * g(b)).sqrt(), 100.0));
