@@ -1,7 +1,8 @@
 //! `sqmr --scan` on hosts that share one switch (netns::switch): a host whose cable is
-//! throttled is flagged alone, a throttled path between two hosts that are fine with the
-//! others is reported as a link, and with nothing throttled nothing is flagged. On one
-//! host the scan is refused, naming the hosts.
+//! throttled is flagged alone (at 2 Mbit/s within the scan's time bound), a host starved
+//! of CPU is flagged and not cleared by its re-measurement, a throttled path between two
+//! hosts that are fine with the others is reported as a link, and with nothing throttled
+//! nothing is flagged. On one host the scan is refused, naming the hosts.
 
 mod common;
 
@@ -16,6 +17,9 @@ const BIN: &str = env!("CARGO_BIN_EXE_sqmr");
 /// The throttle: far below what the veths carry here (gigabytes per second), far above
 /// what the small messages need.
 const THROTTLE_MBIT: u32 = 100;
+
+/// The share of a core a CPU-starved host's rank gets.
+const STARVED_PERCENT: u32 = 10;
 
 /// A host too slow for one window of the bandwidth measurement in its time.
 const CRAWL_MBIT: u32 = 2;
@@ -200,6 +204,30 @@ fn a_throttled_path_between_two_hosts_is_a_slow_link() {
     };
     let mpi = Installation::from_env();
     let hosts = fabric.hosts().to_vec();
+
+    // First, host 1 starved of CPU (its rank held to a tenth of a core, as a node whose
+    // cores other work took): flagged, and not cleared by its re-measurement, whose rounds
+    // keep every other node busy as the first rounds did.
+    let starved = match netns::cpu::Starved::start(&hosts[1], "sqmr", STARVED_PERCENT) {
+        Ok(s) => s,
+        Err(why) => {
+            mpitest::unavailable(&why);
+            return;
+        }
+    };
+    let (job, doc) = scan(&fabric, 1, "starved", &[]);
+    assert_eq!(starved.finish(), 1, "host 1's rank was held: {job:#?}");
+    netns::assert_exit_code(mpi, &job, 4);
+    assert_eq!(
+        strings(&doc["scan"]["flagged_nodes"]),
+        vec![hosts[1].clone()],
+        "{doc}"
+    );
+    assert!(
+        line_of(&job.stdout, &hosts[1]).contains("SLOW ("),
+        "{}",
+        job.stdout
+    );
     fabric.throttle_between(0, 3, THROTTLE_MBIT).unwrap();
     let (job, doc) = scan(&fabric, 1, "link", &[]);
     netns::assert_exit_code(mpi, &job, 4);

@@ -30,6 +30,7 @@ use std::time::Duration;
 use mpitest::procs;
 pub use mpitest::{Family, Installation, Job};
 
+pub mod cpu;
 pub mod gluster;
 pub mod switch;
 

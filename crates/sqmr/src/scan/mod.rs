@@ -153,6 +153,10 @@ pub struct Suspects {
     pub node_pairs: Vec<Pair>,
     /// Every slow link that is not already a pair of a slow node.
     pub links: Vec<Pair>,
+    /// The slow nodes themselves.
+    pub slow_nodes: Vec<usize>,
+    /// How many nodes the scan has.
+    pub nodes: usize,
 }
 
 impl Suspects {
@@ -162,14 +166,33 @@ impl Suspects {
     }
 
     /// The rounds that measure the suspects again: the pairs of slow nodes packed into as
-    /// few rounds of disjoint pairs as they fit (at most `limit`), then each suspect link
-    /// in a round of its own (at most `limit` of them), the other pairs idle. A link is
-    /// flagged only when it is slow on its own: a pair slowed by what the other pairs of
-    /// its round did at the same time (a shared uplink, shared cores) is not a slow link.
+    /// few rounds of disjoint pairs as they fit (at most `limit`), each round filled with
+    /// pairs of the other nodes, as the scan's rounds were; then each suspect link in a
+    /// round of its own (at most `limit` of them), the other pairs idle.
+    ///
+    /// A slow node is judged under the conditions it was found in: every node busy, as in
+    /// the first rounds. Measured alone, its partners would have the machine to themselves
+    /// (the cores of a shared host, a switch's uplink, a file server), and a node slowed
+    /// by its share of such a resource would be cleared against figures taken under load.
+    /// A link, instead, is flagged only when it is slow on its own: a pair slowed by what
+    /// the other pairs of its round did at the same time is not a slow link.
     pub fn rounds(&self, limit: usize) -> Vec<Vec<Pair>> {
         let mut rounds = pairing::matchings(&self.node_pairs, limit);
+        for round in &mut rounds {
+            self.fill(round);
+        }
         rounds.extend(self.links.iter().take(limit).map(|&p| vec![p]));
         rounds
+    }
+
+    /// Adds to `round` pairs of the nodes it leaves idle, slow nodes aside, in node order.
+    fn fill(&self, round: &mut Vec<Pair>) {
+        let busy: std::collections::HashSet<usize> =
+            round.iter().flat_map(|&(a, b)| [a, b]).collect();
+        let idle: Vec<usize> = (0..self.nodes)
+            .filter(|n| !busy.contains(n) && !self.slow_nodes.contains(n))
+            .collect();
+        round.extend(idle.chunks_exact(2).map(|c| (c[0], c[1])));
     }
 }
 
@@ -179,7 +202,10 @@ pub fn suspects(nodes: usize, runs: &[PairRun], threshold: f64) -> Suspects {
     let verdict = verdict::judge(nodes, &measured, threshold);
     let slow_nodes = verdict.slow_nodes();
     let slow_links = verdict.slow_links();
-    let mut suspects = Suspects::default();
+    let mut suspects = Suspects {
+        nodes,
+        ..Suspects::default()
+    };
     for (k, r) in runs.iter().enumerate() {
         if slow_nodes.contains(&r.a) || slow_nodes.contains(&r.b) {
             suspects.node_pairs.push(r.pair());
@@ -187,6 +213,7 @@ pub fn suspects(nodes: usize, runs: &[PairRun], threshold: f64) -> Suspects {
             suspects.links.push(r.pair());
         }
     }
+    suspects.slow_nodes = slow_nodes;
     suspects
 }
 
@@ -352,17 +379,24 @@ mod tests {
         assert_eq!(suspects.node_pairs.len(), 5, "{suspects:?}");
         assert!(suspects.node_pairs.iter().all(|&(a, b)| a == 4 || b == 4));
         let rounds = suspects.rounds(16);
-        // Node 4's five pairs need five rounds (they all share it); then one per link.
+        // Node 4's five pairs need five rounds (they all share it), each filled with two
+        // pairs of the four other nodes; then one round per link, alone.
         assert_eq!(rounds.len(), 7, "{rounds:?}");
-        assert!(rounds[..5].iter().all(|r| r.len() == 1));
+        for (k, round) in rounds[..5].iter().enumerate() {
+            assert_eq!(round[0], suspects.node_pairs[k], "{rounds:?}");
+            assert_eq!(round.len(), 3, "every other node busy: {rounds:?}");
+            let mut seen: Vec<usize> = round.iter().flat_map(|&(a, b)| [a, b]).collect();
+            seen.sort_unstable();
+            seen.dedup();
+            assert_eq!(seen.len(), 6, "disjoint, every node: {rounds:?}");
+        }
         let alone: Vec<Vec<Pair>> = suspects.links.iter().map(|&p| vec![p]).collect();
         assert_eq!(&rounds[5..], &alone[..]);
         // The limit bounds each part.
         let bounded = suspects.rounds(1);
-        assert_eq!(
-            bounded,
-            vec![vec![suspects.node_pairs[0]], alone[0].clone()]
-        );
+        assert_eq!(bounded.len(), 2);
+        assert_eq!(bounded[0][0], suspects.node_pairs[0]);
+        assert_eq!(bounded[1], alone[0]);
     }
 
     #[test]
