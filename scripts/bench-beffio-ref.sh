@@ -15,7 +15,9 @@
 # 2.1 would delete each at its close, inside the timed window). LOAD=N runs N busy loops
 # beside every run (a loaded node), nothing by default. XYLEM_T gives xylem another -T
 # than 2.1's (2.1 does not budget its syncs, so its patterns run longer than their time
-# and move more bytes: a larger XYLEM_T compares the two on similar volumes).
+# and move more bytes: a larger XYLEM_T compares the two on similar volumes). DROP=1
+# writes back and drops the page cache before every run (root), so that each program
+# starts with the cache and writeback in the same state, whatever the one before it wrote.
 #
 # 2.1: $REF, a built binary, or $REF_SRC, the path of b_eff_io.c, built here with the
 # MPI's mpicc (`mpicc -O2 -o b_eff_io b_eff_io.c -lm`). xylem: target/$MPI/release/b_eff_io
@@ -36,6 +38,7 @@ xylem_t=${XYLEM_T:-$T}
 mb=${MB:-256}
 load=${LOAD:-0}
 trace=${STRACE:-0}
+drop=${DROP:-0}
 out=$root/bench/out/beffio-ref
 scratch=${SCRATCH:-$(mktemp -d /var/tmp/xylem-ref.XXXXXX)}
 mkdir -p "$out"
@@ -69,17 +72,28 @@ for ((i = 0; i < load; i++)); do
   hogs+=($!)
 done
 
+# The page cache as the run before left it, or (DROP=1) written back and dropped.
+settle() {
+  rm -rf "${scratch:?}"/*
+  [ "$drop" = 1 ] || return 0
+  sync
+  echo 3 > /proc/sys/vm/drop_caches || {
+    echo "bench-beffio-ref: DROP=1 needs root (/proc/sys/vm/drop_caches)" >&2
+    exit 1
+  }
+}
+
 run_xylem() { # NAME [traced]
   local name=$1 wrap=launch
   [ "${2:-}" = traced ] && wrap="traced $out/$name.strace"
-  rm -rf "${scratch:?}"/*
+  settle
   $wrap "$xylem" -T "$xylem_t" -N "$ranks" -p "$scratch" --memory-per-process-mb "$mb" \
     --json "$out/$name.json" -f "$out/$name" > "$out/$name.out" 2>&1
 }
 run_ref() { # NAME [traced]
   local name=$1 wrap=launch
   [ "${2:-}" = traced ] && wrap="traced $out/$name.strace"
-  rm -rf "${scratch:?}"/*
+  settle
   (cd "$scratch" && $wrap "$ref" -MB "$mb" -MT $((mb * ranks)) -T "$T" -N "$ranks" -rewrite -keep \
     -p "$scratch" -f "$(pwd -P)/.ref") > "$out/$name.out" 2>&1
   mv "$scratch/.ref.sum" "$out/$name.sum"
@@ -100,9 +114,9 @@ if [ "$trace" = 1 ]; then
   run_ref ref-traced traced
 fi
 
-python3 - "$out" "$pairs" "$trace" "$mpi" "$ranks" "$T" "$mb" "$load" "$xylem_t" <<'PY' | tee bench/out/beffio-ref.md
+python3 - "$out" "$pairs" "$trace" "$mpi" "$ranks" "$T" "$mb" "$load" "$xylem_t" "$drop" <<'PY' | tee bench/out/beffio-ref.md
 import glob, json, os, re, statistics, sys
-out, pairs, trace, mpi, ranks, T, mb, load, xylem_t = sys.argv[1:]
+out, pairs, trace, mpi, ranks, T, mb, load, xylem_t, drop = sys.argv[1:]
 pairs = int(pairs)
 ACCESS = ["write", "rewrite", "read"]
 NAMES = {"write": "write", "rewrite": "rewrite", "read": "read"}
@@ -151,7 +165,8 @@ for i in range(1, pairs + 1):
             rows.setdefault(key, []).append(bx[key] / br[key])
 
 t = T if xylem_t == T else f"{T} (xylem -T {xylem_t})"
-print(f"## b_eff_io against 2.1 ({mpi}, {ranks} ranks, -T {t}, {mb} MB per process, {pairs} interleaved pairs, {load} busy loops beside)\n")
+cache = ", page cache dropped before each run" if drop == "1" else ""
+print(f"## b_eff_io against 2.1 ({mpi}, {ranks} ranks, -T {t}, {mb} MB per process, {pairs} interleaved pairs, {load} busy loops beside{cache})\n")
 print("| access | type | median xylem/2.1 | min | max |")
 print("|---|---:|---:|---:|---:|")
 for a in ACCESS:

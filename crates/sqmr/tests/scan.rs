@@ -67,6 +67,16 @@ fn line_of<'a>(stdout: &'a str, host: &str) -> &'a str {
         .unwrap_or_else(|| panic!("no line for {host} in\n{stdout}"))
 }
 
+/// The scan ended with exit 4, flagging `host` as the one slow node.
+fn assert_flagged_node(job: &Job, doc: &Value, host: &str) {
+    netns::assert_exit_code(Installation::from_env(), job, 4);
+    assert_eq!(
+        strings(&doc["scan"]["flagged_nodes"]),
+        vec![host.to_string()],
+        "{doc}"
+    );
+}
+
 /// The fabric for a scan test, under the installation whose waiting ranks can be told
 /// to give up their core ([`SHARED_CORES`]) and whose launcher passes a rank's exit code on
 /// across the namespace hosts; `None` after saying why not.
@@ -91,7 +101,6 @@ fn a_throttled_host_is_flagged_alone_and_nothing_is_flagged_without_it() {
     let Some(fabric) = fabric(4) else {
         return;
     };
-    let mpi = Installation::from_env();
     let hosts = fabric.hosts().to_vec();
 
     // Each round (two measurements of 1.5 s, and the barriers) lasts longer than the stall
@@ -137,12 +146,7 @@ fn a_throttled_host_is_flagged_alone_and_nothing_is_flagged_without_it() {
 
     fabric.throttle_host(2, THROTTLE_MBIT).unwrap();
     let (job, doc) = scan(&fabric, 1, "throttled", &[]);
-    netns::assert_exit_code(mpi, &job, 4);
-    assert_eq!(
-        strings(&doc["scan"]["flagged_nodes"]),
-        vec![hosts[2].clone()],
-        "{doc}"
-    );
+    assert_flagged_node(&job, &doc, &hosts[2]);
     assert!(
         doc["scan"]["flagged_links"].as_array().unwrap().is_empty(),
         "{doc}"
@@ -177,12 +181,7 @@ fn a_throttled_host_is_flagged_alone_and_nothing_is_flagged_without_it() {
     // ends within a few times its planned 3 s of measurements.
     fabric.throttle_host(2, CRAWL_MBIT).unwrap();
     let (job, doc) = scan(&fabric, 1, "crawling", &[]);
-    netns::assert_exit_code(mpi, &job, 4);
-    assert_eq!(
-        strings(&doc["scan"]["flagged_nodes"]),
-        vec![hosts[2].clone()],
-        "{doc}"
-    );
+    assert_flagged_node(&job, &doc, &hosts[2]);
     let planned = job
         .stdout
         .lines()
@@ -217,12 +216,7 @@ fn a_throttled_path_between_two_hosts_is_a_slow_link() {
     };
     let (job, doc) = scan(&fabric, 1, "starved", &[]);
     assert_eq!(starved.finish(), 1, "host 1's rank was held: {job:#?}");
-    netns::assert_exit_code(mpi, &job, 4);
-    assert_eq!(
-        strings(&doc["scan"]["flagged_nodes"]),
-        vec![hosts[1].clone()],
-        "{doc}"
-    );
+    assert_flagged_node(&job, &doc, &hosts[1]);
     assert!(
         line_of(&job.stdout, &hosts[1]).contains("SLOW ("),
         "{}",

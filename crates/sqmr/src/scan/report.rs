@@ -477,10 +477,14 @@ mod tests {
     use super::*;
     use crate::scan::{assemble, nodes_of, pairing::round_robin};
 
-    fn scan_of(slow: impl Fn(usize, usize) -> f64) -> Scan {
-        let names: Vec<String> = ["n1", "n2", "n3", "n4", "n5"].map(String::from).to_vec();
-        let nodes = nodes_of(&names);
-        let runs: Vec<PairRun> = round_robin(5, usize::MAX)
+    /// The first `rounds` rounds of `nodes` nodes, every pair at 10^6 msgs/s and
+    /// `1000 × bandwidth(a, b)` MiB/s.
+    fn runs_of(
+        nodes: usize,
+        rounds: usize,
+        bandwidth: impl Fn(usize, usize) -> f64,
+    ) -> Vec<PairRun> {
+        round_robin(nodes, rounds)
             .into_iter()
             .enumerate()
             .flat_map(|(round, pairs)| pairs.into_iter().map(move |(a, b)| (round, a, b)))
@@ -490,9 +494,15 @@ mod tests {
                 round,
                 rank_pairs: 1,
                 msgs_per_s: 1e6,
-                mib_per_s: 1000.0 * slow(a, b),
+                mib_per_s: 1000.0 * bandwidth(a, b),
             })
-            .collect();
+            .collect()
+    }
+
+    fn scan_of(slow: impl Fn(usize, usize) -> f64) -> Scan {
+        let names: Vec<String> = ["n1", "n2", "n3", "n4", "n5"].map(String::from).to_vec();
+        let nodes = nodes_of(&names);
+        let runs = runs_of(5, usize::MAX, slow);
         let settings = Settings::new(5, 10, 16, 0.5, 0.7);
         let outcome = assemble(5, &runs, &runs, 0.7);
         Scan::new(settings, &nodes, &outcome, 3.0)
@@ -568,19 +578,7 @@ mod tests {
         let nodes = nodes_of(&names);
         let settings = Settings::new(17, 10, 16, 0.5, 0.7);
         assert!(!settings.all_pairs);
-        let runs: Vec<PairRun> = round_robin(17, settings.rounds)
-            .into_iter()
-            .enumerate()
-            .flat_map(|(round, pairs)| pairs.into_iter().map(move |(a, b)| (round, a, b)))
-            .map(|(round, a, b)| PairRun {
-                a,
-                b,
-                round,
-                rank_pairs: 1,
-                msgs_per_s: 1e6,
-                mib_per_s: 1000.0,
-            })
-            .collect();
+        let runs = runs_of(17, settings.rounds, |_, _| 1.0);
         let outcome = assemble(17, &runs, &[], 0.7);
         let scan = Scan::new(settings, &nodes, &outcome, 9.0);
         assert_eq!(scan.pairs_possible, 136);
