@@ -8,8 +8,10 @@
 //! (a SIGKILL leaves them); a removed run directory is a clear error on every
 //! rank, not a crash.
 
+use std::io::{BufRead, BufReader};
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
+use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use mpitest::{Installation, JobLock};
@@ -19,6 +21,10 @@ const BIN: &str = env!("CARGO_BIN_EXE_b_eff_io");
 struct Run {
     child: Child,
     dir: tempfile::TempDir,
+    /// The run's standard error so far, read as it comes (its progress lines say where it
+    /// is before a version of the files does: those are written once a second at most).
+    stderr: Arc<Mutex<String>>,
+    reader: Option<std::thread::JoinHandle<()>>,
     _lock: JobLock,
 }
 
@@ -50,7 +56,7 @@ impl Run {
         ];
         args.extend_from_slice(extra);
         let lock = JobLock::acquire();
-        let child = mpitest::command(
+        let mut child = mpitest::command(
             Installation::from_env(),
             ranks,
             Path::new(BIN),
@@ -61,11 +67,27 @@ impl Run {
         .stderr(Stdio::piped())
         .spawn()
         .unwrap();
+        let stderr = Arc::new(Mutex::new(String::new()));
+        let (into, pipe) = (stderr.clone(), child.stderr.take().unwrap());
+        let reader = std::thread::spawn(move || {
+            for line in BufReader::new(pipe).lines().map_while(Result::ok) {
+                let mut text = into.lock().unwrap();
+                text.push_str(&line);
+                text.push('\n');
+            }
+        });
         Run {
             child,
             dir,
+            stderr,
+            reader: Some(reader),
             _lock: lock,
         }
+    }
+
+    /// Whether the run has said `text` on its standard error so far.
+    fn said(&self, text: &str) -> bool {
+        self.stderr.lock().unwrap().contains(text)
     }
 
     fn path(&self, name: &str) -> PathBuf {
@@ -94,13 +116,25 @@ impl Run {
 
     /// Waits for the end (at most `limit`): exit code, standard error, seconds.
     fn finish(mut self, limit: Duration) -> (Option<i32>, String, f64, tempfile::TempDir) {
-        let (code, stderr, seconds) = mpitest::hostile::finish_within(&mut self.child, limit);
+        let (code, stderr, seconds) = self.wait(limit);
         (code, stderr, seconds, self.dir)
+    }
+
+    /// Waits for the launcher (at most `limit`), then for the end of its standard error.
+    fn wait(&mut self, limit: Duration) -> (Option<i32>, String, f64) {
+        let started = Instant::now();
+        let status = mpitest::hostile::wait_at_most(&mut self.child, limit);
+        if let Some(reader) = self.reader.take() {
+            let _ = reader.join();
+        }
+        let stderr = self.stderr.lock().unwrap().clone();
+        let status = status.unwrap_or_else(|| panic!("the job hung:\n{stderr}"));
+        (status.code(), stderr, started.elapsed().as_secs_f64())
     }
 
     /// [`Run::finish`], with what the run printed on standard output.
     fn finish_with_stdout(mut self, limit: Duration) -> (Option<i32>, String, String) {
-        let (code, stderr, _) = mpitest::hostile::finish_within(&mut self.child, limit);
+        let (code, stderr, _) = self.wait(limit);
         let mut stdout = String::new();
         if let Some(mut o) = self.child.stdout.take() {
             use std::io::Read;
@@ -337,7 +371,7 @@ fn one_rank_signalled_in_a_known_count_stops_every_rank() {
     // in a collective call, and the run must still end at once, with the signal's code.
     let mut run = Run::start("30", &[]);
     run.wait_until("the first partition's rewrite began", |r| {
-        partitions_written(r) == 0 && unfinished_patterns(r) > 43
+        r.said("n=2 rewrite pattern") && partitions_written(r) == 0
     });
     let (_, rank1) = run.ranks();
     signal(rank1, "TERM");
