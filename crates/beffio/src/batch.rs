@@ -205,7 +205,7 @@ impl BatchPlanner {
         // Never more calls than were checked, but the shortest batch a check has time to
         // complete in: a rate that falls off a cliff costs what the calls checked took
         // again at the new rate, or MAX_BLIND_S times the cliff's height, not the budget's.
-        let cap = done.max(floor.min(self.calls_in(MAX_BLIND_S, fast)));
+        let cap = done.max(floor.min(calls_in(MAX_BLIND_S, fast)));
         let grown = self.next_size.saturating_mul(2).max(floor);
         let size = (grown.min(cap).min(room) as f64).min(fit) as u64;
         self.next_size = size.max(1);
@@ -239,21 +239,22 @@ impl BatchPlanner {
         self.budget - elapsed - self.extra_per_call * done as f64
     }
 
-    /// How many calls of `per_call` seconds fit in `seconds`, at least one.
-    fn calls_in(&self, seconds: f64, per_call: f64) -> u64 {
-        if per_call > 0.0 {
-            ((seconds / per_call).floor() as u64).max(1)
-        } else {
-            u64::MAX
-        }
-    }
-
     /// The fewest calls a batch makes when a call takes `per_call` seconds in the loop
     /// (the sync's share aside: it is not spent there): a quarter of the budget's worth
     /// ([`MIN_BATCH_SHARE`]), at least one.
     fn floor(&self, per_call: f64) -> u64 {
         // Saturates at u64::MAX for a rate beyond any count.
-        self.calls_in(self.budget * MIN_BATCH_SHARE, per_call)
+        calls_in(self.budget * MIN_BATCH_SHARE, per_call)
+    }
+}
+
+/// How many calls of `per_call` seconds fit in `seconds`, at least one (u64::MAX for calls
+/// that take no time).
+fn calls_in(seconds: f64, per_call: f64) -> u64 {
+    if per_call > 0.0 {
+        ((seconds / per_call).floor() as u64).max(1)
+    } else {
+        u64::MAX
     }
 }
 

@@ -81,8 +81,9 @@ pub fn absent() -> Vec<Absent> {
         .name("local-ranks".into())
         .spawn(move || {
             let me = std::process::id();
-            let found = parent_of(Path::new("/proc"), me)
-                .map(|parent| absent_children(Path::new("/proc"), parent, me))
+            let proc = Path::new("/proc");
+            let found = stat(proc, me)
+                .map(|(parent, _)| absent_children(proc, parent, me))
                 .unwrap_or_default();
             let _ = tx.send(found);
         });
@@ -126,10 +127,6 @@ fn absent_children(proc: &Path, parent: u32, me: u32) -> Vec<Absent> {
         .collect();
     found.sort_by_key(|a| a.rank);
     found
-}
-
-fn parent_of(proc: &Path, pid: u32) -> Option<u32> {
-    stat(proc, pid).map(|(ppid, _)| ppid)
 }
 
 /// A process's parent and state from `/proc/PID/stat` (`pid (comm) S ppid …`; the

@@ -435,13 +435,13 @@ fn is_pmix_teardown(line: &str) -> bool {
 /// orphaned when its sibling leaves. `output` is what the job printed (its standard
 /// error, with its standard output where the test kept it).
 pub fn assert_stalled_code(code: Option<i32>, output: &str) {
-    let accepted: &[i32] = match Installation::from_env().family() {
+    let family = Installation::from_env().family();
+    let accepted: &[i32] = match family {
         Family::OpenMpi => &[6],
         Family::Hydra => &[6, 9, 137, 255],
     };
-    let hung_up = Installation::from_env().family() == Family::Hydra
-        && code == Some(1)
-        && output.contains("Hangup (signal 1)");
+    let hung_up =
+        family == Family::Hydra && code == Some(1) && output.contains("Hangup (signal 1)");
     assert!(
         code.is_some_and(|c| accepted.contains(&c)) || hung_up,
         "exit {code:?}, expected one of {accepted:?} (or 1 after hydra's `Hangup (signal 1)`):\n{output}"

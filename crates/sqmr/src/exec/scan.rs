@@ -186,11 +186,11 @@ impl<'a> Scanner<'a> {
     /// Exchanges windows of `size`-byte messages with `peer` for the settings' time;
     /// returns the messages (both ways) and MiB per second as this side measured them.
     fn exchange(&mut self, peer: usize, keeper: bool, size: usize, window: usize) -> (f64, f64) {
-        let partner = self.world.process_at_rank(peer as i32);
         if let Some(probed) = self.probe(peer, keeper, size, window) {
             return probed;
         }
-        let mut w = Window::new(self.world, &[peer], window);
+        let (world, seconds) = (self.world, self.settings.seconds);
+        let mut w = Window::new(world, &[peer], window);
         let send = self.send.as_slice();
         let recv = self.recv.as_mut_slice();
         // One iteration of warm-up: connections made, buffers registered.
@@ -208,25 +208,17 @@ impl<'a> Scanner<'a> {
             }
             elapsed += mpi::time() - start;
             iterations += batch;
-            let mut next: u64 = 0;
-            if keeper {
-                next = next_batch(batch, iterations, elapsed, self.settings.seconds);
-                partner.send_with_tag(&next, DECISION_TAG);
-            } else {
-                partner.receive_into_with_tag(&mut next, DECISION_TAG);
-            }
+            let next = decide(world, peer, keeper, || {
+                next_batch(batch, iterations, elapsed, seconds)
+            });
             if next == 0 {
                 break;
             }
             batch = next;
         }
-        let messages = (2 * window as u64 * iterations) as f64;
-        let rate = messages / elapsed.max(f64::MIN_POSITIVE);
-        (rate, rate * size as f64 / (1u64 << 20) as f64)
+        figures(2 * window as u64 * iterations, size, elapsed)
     }
-}
 
-impl Scanner<'_> {
     /// Before iterations of `window` messages of `size` bytes that move more than
     /// [`PROBE_BYTES`]: one message of that size each way. When the time keeper finds that
     /// one iteration would not fit in the measurement's time at the probe's rate, it says
@@ -255,20 +247,37 @@ impl Scanner<'_> {
         if let Some(p) = &self.progress {
             p.tick();
         }
-        let partner = self.world.process_at_rank(peer as i32);
-        let mut go: u64 = 1;
-        if keeper {
+        let go = decide(self.world, peer, keeper, || {
             let iteration = took * per_iteration as f64 / PROBE_BYTES as f64;
-            go = u64::from(fits(iteration, self.settings.seconds));
-            partner.send_with_tag(&go, DECISION_TAG);
-        } else {
-            partner.receive_into_with_tag(&mut go, DECISION_TAG);
-        }
-        (go == 0).then(|| {
-            let rate = 2.0 / took;
-            (rate, rate * PROBE_BYTES as f64 / (1u64 << 20) as f64)
-        })
+            u64::from(fits(iteration, self.settings.seconds))
+        });
+        (go == 0).then(|| figures(2, PROBE_BYTES, took))
     }
+}
+
+/// The time keeper's decision, `decision()` on its side, sent to its partner `peer` (a
+/// message of its own tag, outside the timed part); the partner's side receives it.
+fn decide(
+    world: &SimpleCommunicator,
+    peer: usize,
+    keeper: bool,
+    decision: impl FnOnce() -> u64,
+) -> u64 {
+    let partner = world.process_at_rank(peer as i32);
+    let mut d: u64 = 0;
+    if keeper {
+        d = decision();
+        partner.send_with_tag(&d, DECISION_TAG);
+    } else {
+        partner.receive_into_with_tag(&mut d, DECISION_TAG);
+    }
+    d
+}
+
+/// Messages per second and MiB per second of `messages` of `size` bytes in `seconds`.
+fn figures(messages: u64, size: usize, seconds: f64) -> (f64, f64) {
+    let rate = messages as f64 / seconds.max(f64::MIN_POSITIVE);
+    (rate, rate * size as f64 / (1u64 << 20) as f64)
 }
 
 /// Whether an iteration of `iteration` seconds (as a probe estimates it) fits in a
