@@ -29,7 +29,21 @@ impl Cluster {
                 pmi1_request_cut,
             )
         };
-        let job = attempt(&[]);
+        let mut job = attempt(&[]);
+        if let Some(task) = segfaulted_task(&job) {
+            // One CI run (Open MPI 4.1.4 under `--mpi=pmix`, four namespace nodes) lost a
+            // task to SIGSEGV during the benchmark's first collective, the other ranks
+            // already past MPI_Init and a TCP connection to it reset; 25 runs here, 13 of
+            // them beside a CPU hog, never did it again. The benchmark's own code there is
+            // safe Rust, so the job runs once more, the first attempt printed; a second
+            // crash is the test's failure.
+            eprintln!(
+                "NOTE: {task} of {argv:?} died of SIGSEGV; running it once more. \
+                 The first attempt:\n{}",
+                job.stderr
+            );
+            job = attempt(&[]);
+        }
         if !pmi1_line_misread(&job) {
             return job;
         }
@@ -156,6 +170,17 @@ fn pmi1_request_cut(stderr: &str) -> bool {
         && stderr.contains("mpi/pmi2: request not begin with 'cmd='")
 }
 
+/// The task that `srun` reports killed by SIGSEGV (`srun: error: n4: task 3: Segmentation
+/// fault`), if any.
+fn segfaulted_task(job: &Job) -> Option<String> {
+    job.stderr.lines().find_map(|l| {
+        let rest = l.strip_prefix("srun: error: ")?;
+        let (_, task) = rest.split_once(": ")?;
+        let (task, what) = task.split_once(": ")?;
+        (what.trim() == "Segmentation fault").then(|| task.to_string())
+    })
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -183,5 +208,17 @@ mod tests {
             15,
             "Fatal error in MPI_Init: other MPI error"
         )));
+    }
+
+    #[test]
+    fn a_task_srun_reports_segfaulted_is_named() {
+        // As srun printed it in a CI run (Open MPI 4.1.4, --mpi=pmix).
+        let crash =
+            "[n3][[13986,19801],2][btl_tcp.c:559:mca_btl_tcp_recv_blocking] recv(19) failed\n\
+                     srun: error: n4: task 3: Segmentation fault\n\
+                     srun: error: n1: task 0: Exited with exit code 6\n";
+        assert_eq!(segfaulted_task(&job(139, crash)).as_deref(), Some("task 3"));
+        let exited = "srun: error: n1: task 0: Exited with exit code 6\n";
+        assert_eq!(segfaulted_task(&job(6, exited)), None);
     }
 }
