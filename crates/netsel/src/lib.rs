@@ -28,8 +28,10 @@ mod partition;
 pub mod path;
 pub mod plan;
 pub mod reach;
+pub mod registry;
 pub mod resolve;
 pub mod settings;
+pub mod table;
 pub mod translate;
 
 pub use discovery::{AddressSource, Discovery, DiscoveryError};

@@ -95,6 +95,10 @@ pub struct Report {
     /// Settings the user had already set to a value that means the same (kept as the
     /// user set them).
     pub already_set: Vec<String>,
+    /// The settings compared with the registries of the libraries the job loads, when a
+    /// front end read them ([`crate::registry`]).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub registry: Option<crate::registry::Checked>,
 }
 
 impl Report {
@@ -156,6 +160,7 @@ pub fn plan(
         resolution,
         translation,
         already_set,
+        registry: None,
     })
 }
 

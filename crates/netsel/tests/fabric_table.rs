@@ -4,31 +4,7 @@
 mod common;
 
 use common::plan_on;
-
-/// Fabric, fixture, selection.
-const FABRICS: &[(&str, &str, &str)] = &[
-    ("Ethernet, TCP", "bond", "--enable 10.80.0.0/24"),
-    ("InfiniBand", "ib-ipoib", "--enable ib"),
-    (
-        "InfiniBand partition (ib0.8001)",
-        "ib-pkey",
-        "--enable ib0.8001",
-    ),
-    ("RoCE", "roce", "--enable roce"),
-    (
-        "RoCE v2 on a VLAN (bond0.200)",
-        "roce-vlan",
-        "--enable bond0.200",
-    ),
-    ("iWARP", "iwarp", "--enable iwarp"),
-    ("usNIC", "usnic", "--enable usnic"),
-    ("Omni-Path (PSM2, the default)", "opa", "--enable opa"),
-    ("Omni-Path Express (OPX)", "opa", "--enable opa:opx"),
-    ("TrueScale (qib)", "qib", "--enable ib"),
-    ("AWS EFA", "efa", "--enable efa"),
-    ("HPE Slingshot-11", "slingshot", "--enable slingshot"),
-    ("Four InfiniBand rails", "ib-4rail", "--enable ib"),
-];
+use netsel::table::FABRICS;
 
 /// The flavours whose TCP path is proven by bytes on namespace links
 /// (`crates/sqmr/tests/netsel_proof.rs`: Open MPI 4.1 and 5.0, MPICH 4 and 5 over UCX,

@@ -48,3 +48,187 @@ fn the_library_a_program_loads_decides_the_flavour() {
         mpi.name()
     );
 }
+
+/// One row of FABRICS.md as `xylem net resolve --format json` planned it for this
+/// installation's program, with its registry check.
+struct Row {
+    fabric: &'static str,
+    selection: &'static str,
+    /// `None`: the flavour refuses the selection on that fabric.
+    report: Option<serde_json::Value>,
+}
+
+impl Row {
+    fn settings(&self) -> Vec<String> {
+        self.report.as_ref().map_or_else(Vec::new, |r| {
+            r["translation"]["settings"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .map(|s| {
+                    format!(
+                        "{}={}",
+                        s["env"].as_str().unwrap(),
+                        s["value"].as_str().unwrap()
+                    )
+                })
+                .collect()
+        })
+    }
+
+    fn registry(&self) -> &serde_json::Value {
+        &self.report.as_ref().expect("a planned row")["registry"]
+    }
+
+    /// The settings the check found the library will not read as written.
+    fn findings(&self) -> Vec<String> {
+        self.report.as_ref().map_or_else(Vec::new, |_| {
+            self.registry()["findings"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .map(|f| {
+                    format!(
+                        "{}: {} {}",
+                        f["setting"].as_str().unwrap(),
+                        f["library"].as_str().unwrap(),
+                        f["problem"].as_str().unwrap()
+                    )
+                })
+                .collect()
+        })
+    }
+
+    fn finds(&self, text: &str) -> bool {
+        self.findings().iter().any(|f| f.contains(text))
+    }
+}
+
+/// Every fabric of FABRICS.md planned for this installation's own program (its fixture
+/// host's devices, this machine's libraries), two at a time.
+fn plan_every_fabric(mpi: Installation) -> Vec<Row> {
+    let program = Path::new(env!("CARGO_BIN_EXE_sqmr"));
+    let fixtures = Path::new(env!("CARGO_MANIFEST_DIR")).join("../netsel/tests/fixtures");
+    let plan = |&(fabric, fixture, selection): &(&'static str, &'static str, &'static str)| {
+        let out = Command::new(xylem())
+            .args(["net", "resolve", "--format", "json", "--sysfs"])
+            .arg(fixtures.join(fixture))
+            .arg("--program")
+            .arg(program)
+            .args(selection.split_whitespace())
+            .env_remove("XYLEM_MPI")
+            .output()
+            .unwrap();
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        let report = match out.status.code() {
+            Some(0) => Some(serde_json::from_slice(&out.stdout).unwrap()),
+            // A flavour that has no path to the fabric refuses it, saying so.
+            Some(1) if stderr.contains("cannot reach") || stderr.contains("has no `") => None,
+            _ => panic!(
+                "{}: {fabric} ({selection}): {:?}\n{stderr}",
+                mpi.name(),
+                out.status
+            ),
+        };
+        Row {
+            fabric,
+            selection,
+            report,
+        }
+    };
+    let rows = netsel::table::FABRICS;
+    let (first, second) = rows.split_at(rows.len() / 2);
+    std::thread::scope(|s| {
+        let other = s.spawn(|| second.iter().map(plan).collect::<Vec<_>>());
+        let mut all: Vec<Row> = first.iter().map(plan).collect();
+        all.extend(other.join().unwrap());
+        all
+    })
+}
+
+/// The rows as a table: settings checked against a registry, and what was found.
+fn verdicts(mpi: Installation, rows: &[Row]) -> String {
+    let mut out = format!(
+        "| fabric ({}) | settings | checked | not read as written |\n|---|---|---|---|\n",
+        mpi.name()
+    );
+    for r in rows {
+        let (checked, found) = match &r.report {
+            None => ("refused".to_string(), String::new()),
+            Some(_) => (
+                r.registry()["checked"].to_string(),
+                r.findings().join("<br>"),
+            ),
+        };
+        out.push_str(&format!(
+            "| {} (`{}`) | {} | {checked} | {found} |\n",
+            r.fabric,
+            r.selection,
+            r.settings().len()
+        ));
+    }
+    out
+}
+
+#[test]
+fn every_fabric_setting_is_checked_against_the_registries_of_the_libraries_loaded() {
+    let mpi = Installation::from_env();
+    let rows = plan_every_fabric(mpi);
+    let table = verdicts(mpi, &rows);
+    eprintln!("{table}");
+    let tcp = &rows[0];
+    assert_eq!(tcp.fabric, "Ethernet, TCP");
+    // The TCP path, proven by bytes on every installation, is read as written.
+    assert_eq!(tcp.findings(), Vec::<String>::new(), "{table}");
+    let checked = tcp.registry()["checked"].as_u64().unwrap() as usize;
+    let unchecked = tcp.registry()["unchecked"].as_array().unwrap();
+    assert_eq!(checked + unchecked.len(), tcp.settings().len(), "{table}");
+    let row = |fabric: &str, selection: &str| {
+        rows.iter()
+            .find(|r| r.fabric == fabric && r.selection == selection)
+            .unwrap_or_else(|| panic!("no row {fabric}"))
+    };
+    match mpi {
+        Installation::OpenMpi4 => {
+            // Debian's Open MPI 4.1.4: openib knows only the udcm CPC; its libfabric 1.17
+            // has neither an efa nor a cxi provider, nor FI_EFA_IFACE (from 2.0).
+            assert!(checked == tcp.settings().len(), "{table}");
+            let iwarp = row("iWARP", "--enable iwarp");
+            assert!(
+                iwarp.finds("btl_openib_cpc_include=rdmacm: Open MPI 4.1.4 does not accept rdmacm"),
+                "{table}"
+            );
+            // UCX 1.13 reads UCX_IB_PKEY as the name every IB transport inherits.
+            let pkey = row("InfiniBand partition (ib0.8001)", "--enable ib0.8001");
+            assert!(pkey.settings().contains(&"UCX_IB_PKEY=0x1".to_string()));
+            assert!(!pkey.finds("UCX_IB_PKEY"), "{table}");
+            let efa = row("AWS EFA", "--enable efa");
+            assert!(efa.finds("FI_EFA_IFACE=efa_0"), "{table}");
+            assert!(efa.finds("has no provider efa"), "{table}");
+        }
+        Installation::IntelMpi => {
+            // Intel MPI 2021.13 loads its own libfabric 1.20.1-impi: no cxi, no opx.
+            assert!(checked == tcp.settings().len(), "{table}");
+            let ss = row("HPE Slingshot-11", "--enable slingshot");
+            assert!(
+                ss.finds("I_MPI_OFI_PROVIDER=cxi: libfabric 1.20.1-impi has no provider cxi"),
+                "{table}"
+            );
+            let opx = row("Omni-Path Express (OPX)", "--enable opa:opx");
+            assert!(opx.finds("has no provider opx"), "{table}");
+        }
+        Installation::Mpich5 => {
+            // MPICH 5's wheel bundles a UCX without ucx_info: not checked, and said.
+            assert!(
+                unchecked.iter().any(|u| u
+                    .as_str()
+                    .unwrap()
+                    .contains("UCX_NET_DEVICES=bond0: not checked (no ucx_info beside")),
+                "{table}"
+            );
+        }
+        Installation::OpenMpi5 | Installation::Mpich4 => {
+            assert!(checked == tcp.settings().len(), "{table}")
+        }
+    }
+}

@@ -27,7 +27,7 @@ pub fn program_path(program: &Path) -> Option<PathBuf> {
 /// True for the file name of an MPI library proper (not its Fortran, C++ or Java
 /// bindings): `libmpi.so.40`, `libmpich.so.12`, Cray's `libmpi_cray.so.12` or
 /// `libmpi_gnu_123.so.12`.
-fn is_mpi_library(name: &str) -> bool {
+pub(crate) fn is_mpi_library(name: &str) -> bool {
     name.starts_with("libmpi.so")
         || name.starts_with("libmpich.so")
         || ["cray", "gnu", "intel", "amd", "nvidia", "aocc"]

@@ -18,6 +18,7 @@ mod out;
 mod perflog;
 mod place;
 mod plot;
+mod profile;
 mod summary;
 
 use std::process::ExitCode;

@@ -56,7 +56,11 @@ pub fn run(command: NetCommand) -> Result<(), NetError> {
             }
         }
         NetCommand::Resolve { selection, format } => {
-            let report = resolve(&selection, selection.program_path.as_deref(), true, true)?;
+            // The text report shows the registry's notes; the other forms leave them to stderr.
+            let checks = Checks::Registry {
+                notes_to_stderr: !matches!(format, Format::Text),
+            };
+            let report = resolve(&selection, selection.program_path.as_deref(), true, checks)?;
             match format {
                 Format::Text => print(&report_text(&report)),
                 Format::Sh => print(&report_sh(&report)),
@@ -78,7 +82,7 @@ pub fn run(command: NetCommand) -> Result<(), NetError> {
                 .program_path
                 .clone()
                 .unwrap_or_else(|| std::path::PathBuf::from(&program[0]));
-            let report = resolve(&selection, Some(&program_path), !verbose, false)?;
+            let report = resolve(&selection, Some(&program_path), !verbose, Checks::None)?;
             if verbose {
                 outfile::eprint!("{}", report_text(&report));
             }
@@ -220,12 +224,24 @@ fn discover(sysfs: Option<&std::path::Path>) -> Result<Host, NetError> {
 /// VLAN that cannot reach RDMA) and, with `cross` on the live host, what `fi_info` and
 /// `ucx_info` disagree with ([`crate::crosscheck`]), are named on stderr (when `warn`; the text report names
 /// them too) and, with `--strict`, refuse the selection with exit 2.
+/// What [`resolve`] checks the plan against besides the host's devices.
+#[derive(Clone, Copy)]
+enum Checks {
+    /// Nothing more (`net exec`, which runs once per rank).
+    None,
+    /// The libraries' own tools: `fi_info`/`ucx_info` on the live host
+    /// ([`crate::crosscheck`]) and the registries of the libraries the job loads
+    /// ([`registry_check`]), whose notes go to stderr too when `notes_to_stderr`.
+    Registry { notes_to_stderr: bool },
+}
+
 fn resolve(
     args: &SelectionArgs,
     program: Option<&std::path::Path>,
     warn: bool,
-    cross: bool,
+    checks: Checks,
 ) -> Result<Report, NetError> {
+    let cross = matches!(checks, Checks::Registry { .. });
     let selection = Selection::from_switches(
         args.network.enable.as_deref(),
         args.network.disable.as_deref(),
@@ -260,6 +276,10 @@ fn resolve(
         // The live host only: the tools see this host, not a fixture tree.
         let found = cross_check(report);
         report.translation.warnings.extend(found);
+    }
+    if let (Ok(report), Checks::Registry { notes_to_stderr }) = (&mut planned, checks) {
+        // The libraries are this host's, whatever tree the host's devices come from.
+        registry_check(report, flavour, program, &host.hostname, notes_to_stderr);
     }
     // The items that matched nothing, then what the translation loses on this host.
     let unmatched: Vec<String> = match &planned {
@@ -322,6 +342,54 @@ fn resolve(
         ));
     }
     Ok(report)
+}
+
+/// Every setting of `report` checked against the registries of the libraries the job
+/// loads here ([`crate::profile`]): what a library will not read as written becomes a
+/// warning (refused under `--strict`); what could not be checked or is read under another
+/// name, a note (on stderr too when `warn`).
+fn registry_check(
+    report: &mut Report,
+    flavour: netsel::Flavour,
+    program: Option<&std::path::Path>,
+    hostname: &str,
+    warn: bool,
+) {
+    let stack = crate::profile::read(flavour, program);
+    let checked = netsel::registry::check(&report.translation.settings, &stack);
+    report.translation.warnings.extend(
+        checked
+            .findings
+            .iter()
+            .map(|f| format!("host {hostname}: {}", f.warning())),
+    );
+    let names: Vec<&str> = stack.registries.iter().map(|r| r.name.as_str()).collect();
+    report.translation.notes.push(format!(
+        "{} of {} settings checked against the registries of {}",
+        checked.checked,
+        report.translation.settings.len(),
+        if names.is_empty() {
+            "no library".to_string()
+        } else {
+            names.join(", ")
+        }
+    ));
+    let renamed = checked
+        .renamed
+        .iter()
+        .map(|r| format!("host {hostname}: {r}"));
+    let unchecked = checked
+        .unchecked
+        .iter()
+        .map(|u| format!("host {hostname}: not checked against the library: {u}"));
+    let notes: Vec<String> = renamed.chain(unchecked).collect();
+    for note in notes {
+        if warn {
+            outfile::eprintln!("xylem: note: {note}");
+        }
+        report.translation.notes.push(note);
+    }
+    report.registry = Some(checked);
 }
 
 fn plural(n: usize, one: &str, many: &str) -> String {
