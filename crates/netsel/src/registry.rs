@@ -258,6 +258,28 @@ impl Registry {
     }
 }
 
+impl Registry {
+    /// The provider a libfabric variable `FI_<PROVIDER>_…` belongs to, when this
+    /// libfabric has that provider but registered none of its variables: libfabric 2
+    /// providers (verbs among them) define theirs only once they find a device.
+    fn silent_provider_of(&self, name: &str) -> Option<String> {
+        if self.family != Family::Libfabric {
+            return None;
+        }
+        let rest = name.strip_prefix("FI_")?;
+        self.components
+            .get("provider")?
+            .iter()
+            .filter(|p| {
+                let prefix = format!("{}_", p.to_ascii_uppercase());
+                rest.starts_with(&prefix)
+                    && !self.params.keys().any(|k| k[3..].starts_with(&prefix))
+            })
+            .max_by_key(|p| p.len())
+            .cloned()
+    }
+}
+
 /// `a, b` of a help text's "(valid values: a, b)".
 fn valid_values_in_help(help: &str) -> Option<Vec<String>> {
     let start = help.find("(valid values: ")? + "(valid values: ".len();
@@ -323,6 +345,8 @@ impl Finding {
 /// What [`check`] found.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
 pub struct Checked {
+    /// The libraries whose registries were read (`UCX 1.20.1`).
+    pub libraries: Vec<String>,
     /// How many settings were compared with a registry.
     pub checked: usize,
     /// The settings the library will not read as written.
@@ -339,7 +363,10 @@ const FRAMEWORKS: [&str; 5] = ["pml", "btl", "mtl", "osc", "coll"];
 
 /// Every setting compared with the registry of the library that reads it.
 pub fn check(settings: &[Setting], stack: &Stack) -> Checked {
-    let mut out = Checked::default();
+    let mut out = Checked {
+        libraries: stack.registries.iter().map(|r| r.name.clone()).collect(),
+        ..Checked::default()
+    };
     for s in settings {
         let shown = format!("{}={}", s.env, s.value);
         let Some(family) = Family::reading(&s.env) else {
@@ -370,6 +397,14 @@ pub fn check(settings: &[Setting], stack: &Stack) -> Checked {
             outcome: outcome.to_string(),
         };
         let Some(param) = reg.params.get(&name) else {
+            if let Some(p) = reg.silent_provider_of(&name) {
+                out.checked -= 1;
+                out.unchecked.push(format!(
+                    "{shown}: not checked ({} has the provider {p}, which defines its variables only once it finds a device, and it found none here)",
+                    reg.name
+                ));
+                continue;
+            }
             out.findings.push(finding(
                 format!("has no parameter {name}"),
                 "the library ignores it and uses its default",
@@ -567,6 +602,33 @@ mca:pml:ucx:param:pml_ucx_tls:value:rc_verbs,ud_verbs
                 "FI_EFA_IFACE=efa_0: libfabric 1.20.1-impi has no parameter FI_EFA_IFACE; the library ignores it and uses its default",
             ]
         );
+    }
+
+    #[test]
+    fn a_provider_without_a_device_here_leaves_its_variables_unchecked() {
+        // libfabric 2.5 in-process: verbs registered, its variables not defined (no
+        // device); cxi not there at all.
+        let r = Registry::libfabric(
+            "libfabric 2.5",
+            "# FI_PROVIDER: \n# FI_TCP_IFACE: \n# FI_EFA_IFACE: \n",
+            "efa:\nverbs:\nofi_rxm:\ntcp:\n",
+        );
+        let c = check(
+            &[
+                env("FI_PROVIDER", "verbs;ofi_rxm", ""),
+                env("FI_VERBS_IFACE", "ib0", ""),
+                env("FI_CXI_DEVICE_NAME", "cxi0", ""),
+            ],
+            &stack(r),
+        );
+        assert_eq!(c.checked, 2, "{c:#?}");
+        assert_eq!(c.findings.len(), 1, "{c:#?}");
+        assert!(c.findings[0]
+            .problem
+            .contains("no parameter FI_CXI_DEVICE_NAME"));
+        assert_eq!(c.unchecked.len(), 1);
+        assert!(c.unchecked[0]
+            .contains("has the provider verbs, which defines its variables only once"));
     }
 
     #[test]

@@ -8,7 +8,7 @@ use std::process::Command;
 use netsel::format::{host_table, report_sh, report_text, selection_warnings};
 use netsel::{plan, unreachable_pairs, Discovery, Host, HostNetworks, Report, Selection};
 
-use crate::cli::{Format, NetCommand, SelectionArgs};
+use crate::cli::{Format, NetCommand, RegistryKind, SelectionArgs};
 use crate::crosscheck::cross_check;
 use crate::detect::{detect_flavour, parse_flavour, DetectError};
 
@@ -72,6 +72,13 @@ pub fn run(command: NetCommand) -> Result<(), NetError> {
             selection,
             launcher,
         } => check(&selection, &launcher),
+        NetCommand::RegistryOf { kind, path } => {
+            let read = match kind {
+                RegistryKind::Libfabric => libprobe::libfabric(&path),
+                RegistryKind::Ucx => libprobe::ucx(&path),
+            };
+            print(&read.map_err(|e| NetError::new(1, e.to_string()))?)
+        }
         NetCommand::Exec {
             selection,
             verbose,
@@ -363,15 +370,14 @@ fn registry_check(
             .iter()
             .map(|f| format!("host {hostname}: {}", f.warning())),
     );
-    let names: Vec<&str> = stack.registries.iter().map(|r| r.name.as_str()).collect();
     report.translation.notes.push(format!(
         "{} of {} settings checked against the registries of {}",
         checked.checked,
         report.translation.settings.len(),
-        if names.is_empty() {
+        if checked.libraries.is_empty() {
             "no library".to_string()
         } else {
-            names.join(", ")
+            checked.libraries.join(", ")
         }
     ));
     let renamed = checked

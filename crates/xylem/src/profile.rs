@@ -113,42 +113,74 @@ fn transport(stack: &mut Stack, loaded: &[PathBuf], stem: &str, tool: &str, fami
     }) else {
         return;
     };
-    let Some(tool) = tool_reading(lib, tool, &["libfabric"]) else {
-        stack.unread.push((
-            family,
-            format!(
-                "no {tool} beside the {family} the job loads, {}, reads that library",
-                lib.display()
-            ),
-        ));
-        return;
-    };
-    let read = match family {
-        Family::Ucx => run(&tool, &["-v"])
-            .zip(run(&tool, &["-c", "-f"]))
-            .map(|(v, c)| {
-                let version = v
-                    .lines()
-                    .find_map(|l| l.strip_prefix("# Version "))
-                    .unwrap_or("?")
-                    .trim()
-                    .to_string();
-                Registry::ucx(&format!("UCX {version}"), &c)
-            }),
-        _ => run(&tool, &["--version"])
-            .zip(run(&tool, &["-e"]))
-            .zip(run(&tool, &["-l"]))
-            .map(|((v, e), l)| {
-                let version = field(&v, "libfabric: ").unwrap_or("?").to_string();
-                Registry::libfabric(&format!("libfabric {version}"), &e, &l)
-            }),
+    let read = match tool_reading(lib, tool, &["libfabric"]) {
+        Some(tool) => match family {
+            Family::Ucx => run(&tool, &["-v"])
+                .zip(run(&tool, &["-c", "-f"]))
+                .map(|(v, c)| Registry::ucx(&format!("UCX {}", ucx_version(&v)), &c)),
+            _ => run(&tool, &["--version"])
+                .zip(run(&tool, &["-e"]))
+                .zip(run(&tool, &["-l"]))
+                .map(|((v, e), l)| {
+                    let version = field(&v, "libfabric: ").unwrap_or("?");
+                    Registry::libfabric(&format!("libfabric {version}"), &e, &l)
+                }),
+        }
+        .ok_or_else(|| format!("{} did not answer", tool.display())),
+        // No tool reads this copy: the library is asked in a process of its own.
+        None => in_process(lib, family),
     };
     match read {
-        Some(r) => stack.registries.push(r),
-        None => stack
-            .unread
-            .push((family, format!("{} did not answer", tool.display()))),
+        Ok(r) => stack.registries.push(r),
+        Err(why) => stack.unread.push((family, why)),
     }
+}
+
+/// The registry of `lib` read in-process by `xylem net registry-of` (a child, so that a
+/// library that crashes or hangs costs only its registry).
+fn in_process(lib: &Path, family: Family) -> Result<Registry, String> {
+    let kind = if family == Family::Ucx {
+        "ucx"
+    } else {
+        "libfabric"
+    };
+    let me = std::env::current_exe().map_err(|e| format!("cannot tell where xylem is: {e}"))?;
+    let (Some(me), Some(path)) = (me.to_str(), lib.to_str()) else {
+        return Err(format!("{} is not a UTF-8 path", lib.display()));
+    };
+    let text = run_tool(&[me, "net", "registry-of", kind, path])
+        .filter(|t| !t.starts_with("xylem:"))
+        .ok_or_else(|| {
+            format!(
+                "no tool beside the {family} the job loads, {}, and it could not be read in-process",
+                lib.display()
+            )
+        })?;
+    let (first, rest) = text.split_once('\n').unwrap_or((&text, ""));
+    Ok(match family {
+        Family::Ucx => Registry::ucx(&format!("UCX {}", ucx_version(first)), rest),
+        _ => {
+            let (env, list) = rest
+                .split_once(libprobe::PROVIDERS_MARK)
+                .unwrap_or((rest, ""));
+            Registry::libfabric(
+                &format!(
+                    "libfabric {}",
+                    first.strip_prefix("libfabric: ").unwrap_or("?")
+                ),
+                env,
+                list,
+            )
+        }
+    })
+}
+
+/// The version of `ucx_info -v`'s `# Version 1.13.1` line.
+fn ucx_version(text: &str) -> &str {
+    text.lines()
+        .find_map(|l| l.strip_prefix("# Version "))
+        .map(str::trim)
+        .unwrap_or("?")
 }
 
 /// The MPI library of `program`, or else the one the MPI tools beside the first launcher
