@@ -31,6 +31,7 @@ pub mod reach;
 pub mod registry;
 pub mod resolve;
 pub mod settings;
+pub mod stack;
 pub mod table;
 pub mod translate;
 
@@ -39,7 +40,7 @@ pub use error::GrammarError;
 pub use flavour::{Flavour, MpichDevice};
 pub use grammar::{HumanName, Item, Mode, Network, Qualifier, Selection};
 pub use host::{Gid, Host, Netdev, NetdevKind, VerbsDevice, VerbsKind, VerbsPort};
-pub use plan::{apply_to_env, apply_with, plan, Conflict, Error, Report};
+pub use plan::{apply_to_env, apply_to_env_checked, apply_with, plan, Conflict, Error, Report};
 pub use reach::{
     unreachable_pairs, HostNetworks, SelectedInterface, SelectedPort, UnreachablePair,
 };

@@ -164,11 +164,74 @@ pub fn plan(
     })
 }
 
+impl Report {
+    /// Checks every setting against the registries of `stack` ([`crate::registry`]):
+    /// what a library will not read as written becomes a warning naming this host (a
+    /// loss, refused under `--strict`); the count, the settings read under another name
+    /// and those that could not be checked become notes; the result is kept in
+    /// [`Report::registry`].
+    pub fn check_against(&mut self, stack: &crate::registry::Stack) {
+        let host = &self.host.hostname;
+        let checked = crate::registry::check(&self.translation.settings, stack);
+        self.translation.warnings.extend(
+            checked
+                .findings
+                .iter()
+                .map(|f| format!("host {host}: {}", f.warning())),
+        );
+        self.translation.notes.push(format!(
+            "{} of {} settings checked against the registries of {}",
+            checked.checked,
+            self.translation.settings.len(),
+            if checked.libraries.is_empty() {
+                "no library".to_string()
+            } else {
+                checked.libraries.join(", ")
+            }
+        ));
+        self.registry = Some(checked);
+        let notes = self.registry_notes();
+        self.translation.notes.extend(notes);
+    }
+
+    /// What [`Report::check_against`] notes beyond its count: the settings read under
+    /// another name, and those it could not check, each naming this host.
+    pub fn registry_notes(&self) -> Vec<String> {
+        let host = &self.host.hostname;
+        self.registry.as_ref().map_or_else(Vec::new, |c| {
+            let renamed = c.renamed.iter().map(|r| format!("host {host}: {r}"));
+            let unchecked = c
+                .unchecked
+                .iter()
+                .map(|u| format!("host {host}: not checked against the library: {u}"));
+            renamed.chain(unchecked).collect()
+        })
+    }
+}
+
 /// Discovers this host, plans against this process's environment and sets the
 /// environment (MCA parameters as `OMPI_MCA_*`). Call before `MPI_Init`, before any
 /// other thread starts.
 pub fn apply_to_env(selection: &Selection, flavour: Flavour) -> Result<Report, Error> {
     apply_with(selection, flavour, &Discovery::live())
+}
+
+/// Like [`apply_to_env`], with every setting checked first against the registries of
+/// the libraries this process loads ([`crate::stack`]: its mapped MPI library and the
+/// transports that links, asked in-process) — before the environment changes, since a
+/// set `FI_PROVIDER` narrows what libfabric registers. See [`Report::check_against`].
+pub fn apply_to_env_checked(selection: &Selection, flavour: Flavour) -> Result<Report, Error> {
+    let host = Discovery::live().discover()?;
+    let environment: BTreeMap<String, String> = std::env::vars().collect();
+    let mut report = plan(selection, flavour, &host, &environment)?;
+    let stack = crate::stack::read(
+        flavour,
+        crate::stack::mapped_mpi_library(),
+        &crate::stack::InProcess::Here,
+    );
+    report.check_against(&stack);
+    set_env(&report);
+    Ok(report)
 }
 
 /// Like [`apply_to_env`] with an explicit discovery (e.g. a fixture sysfs root).
@@ -180,9 +243,13 @@ pub fn apply_with(
     let host = discovery.discover()?;
     let environment: BTreeMap<String, String> = std::env::vars().collect();
     let report = plan(selection, flavour, &host, &environment)?;
+    set_env(&report);
+    Ok(report)
+}
+
+fn set_env(report: &Report) {
     for s in report.to_apply() {
         let (k, v) = s.env_pair();
         std::env::set_var(k, v);
     }
-    Ok(report)
 }

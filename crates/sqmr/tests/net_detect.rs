@@ -235,3 +235,69 @@ fn every_fabric_setting_is_checked_against_the_registries_of_the_libraries_loade
         Installation::Mpich4 => assert!(checked == tcp.settings().len(), "{table}"),
     }
 }
+
+/// The first interface of this host with an IPv4 address other than loopback.
+fn first_interface() -> String {
+    let out = Command::new("ip")
+        .args(["-4", "-o", "addr"])
+        .output()
+        .unwrap();
+    String::from_utf8_lossy(&out.stdout)
+        .lines()
+        .filter_map(|l| l.split_whitespace().nth(1))
+        .find(|name| *name != "lo")
+        .expect("an interface with an IPv4 address besides lo")
+        .to_string()
+}
+
+#[test]
+fn a_setting_the_loaded_library_lacks_is_named_and_refused_under_strict() {
+    let mpi = Installation::from_env();
+    let iface = first_interface();
+    // The interface setting of each library's TCP path, taken out of its registry (the
+    // test hook of netsel::stack): as if the library the ranks load did not have it.
+    let (lacking, shown) = match mpi {
+        Installation::OpenMpi4 | Installation::OpenMpi5 => {
+            ("btl_tcp_if_include", "OMPI_MCA_btl_tcp_if_include")
+        }
+        Installation::Mpich4 | Installation::Mpich5 => ("UCX_NET_DEVICES", "UCX_NET_DEVICES"),
+        Installation::IntelMpi => ("FI_TCP_IFACE", "FI_TCP_IFACE"),
+    };
+    let sqmr = Path::new(env!("CARGO_BIN_EXE_sqmr"));
+    let job = mpitest::launch_with_env(
+        mpi,
+        2,
+        sqmr,
+        &[
+            "--enable",
+            &iface,
+            "--strict",
+            "--num_iters",
+            "5",
+            "--max_msgsize",
+            "8",
+        ],
+        &[(netsel::stack::TEST_DROP_ENV, lacking)],
+        std::time::Duration::from_secs(60),
+    );
+    assert_eq!(job.code, Some(2), "{}: {job:#?}", mpi.name());
+    let said = format!("{shown}={iface}");
+    let line = job
+        .stderr
+        .lines()
+        .find(|l| l.starts_with("WARNING network selection: host ") && l.contains(&said))
+        .unwrap_or_else(|| panic!("{}: no warning on {said}: {}", mpi.name(), job.stderr));
+    assert!(
+        line.contains(&format!(
+            "has no parameter {lacking}; the library ignores it"
+        )),
+        "{line}"
+    );
+    assert!(
+        job.stderr.contains("--strict refuses --enable"),
+        "{}",
+        job.stderr
+    );
+    // Said once, by the first rank of the host, not once per rank.
+    assert_eq!(job.stderr.matches(&said).count(), 1, "{}", job.stderr);
+}

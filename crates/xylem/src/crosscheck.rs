@@ -7,7 +7,7 @@
 
 use netsel::Report;
 
-use crate::detect::run_tool;
+use netsel::stack::run_tool;
 
 /// The value of one of the translation's settings.
 fn setting<'r>(report: &'r Report, env: &str) -> Option<&'r str> {

@@ -13,19 +13,15 @@
 //! reported beside it: on a machine with several MPIs and no program named, the first tool
 //! on PATH may not be the library the job loads.
 
-use std::io::Read;
 use std::path::Path;
-use std::process::{Command, Stdio};
-use std::time::{Duration, Instant};
 
 use netsel::Flavour;
 
 use crate::library::{library_of, program_path, version_text};
+pub(crate) use netsel::stack::run_tool;
 
 /// The environment variable naming the flavour.
 pub const FLAVOUR_ENV: &str = "XYLEM_MPI";
-
-const TOOL_TIMEOUT: Duration = Duration::from_secs(5);
 
 /// Why the flavour could not be found.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -173,55 +169,4 @@ fn launcher_dir() -> Option<std::path::PathBuf> {
     let path = std::env::var_os("PATH")?;
     std::env::split_paths(&path)
         .find(|dir| ["mpirun", "mpiexec"].iter().any(|l| dir.join(l).is_file()))
-}
-
-/// Runs a version tool with a timeout; its stdout and stderr, or `None`.
-pub(crate) fn run_tool(cmd: &[&str]) -> Option<String> {
-    let mut child = Command::new(cmd[0])
-        .args(&cmd[1..])
-        .stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .ok()?;
-    // Drain both pipes while waiting, so a chatty tool cannot block on a full pipe.
-    let readers: Vec<_> = [
-        child
-            .stdout
-            .take()
-            .map(|r| Box::new(r) as Box<dyn Read + Send>),
-        child
-            .stderr
-            .take()
-            .map(|r| Box::new(r) as Box<dyn Read + Send>),
-    ]
-    .into_iter()
-    .flatten()
-    .map(|mut r| {
-        std::thread::spawn(move || {
-            let mut buf = Vec::new();
-            let _ = r.read_to_end(&mut buf);
-            String::from_utf8_lossy(&buf).into_owned()
-        })
-    })
-    .collect();
-    let start = Instant::now();
-    loop {
-        match child.try_wait() {
-            Ok(Some(_)) => break,
-            Ok(None) if start.elapsed() < TOOL_TIMEOUT => {
-                std::thread::sleep(Duration::from_millis(20))
-            }
-            _ => {
-                let _ = child.kill();
-                let _ = child.wait();
-                return None;
-            }
-        }
-    }
-    let mut text = String::new();
-    for r in readers {
-        text.push_str(&r.join().ok()?);
-    }
-    Some(text)
 }

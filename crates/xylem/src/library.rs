@@ -4,71 +4,15 @@
 //! the version and device strings that `MPI_Get_library_version` prints — says what it
 //! is. Nothing is loaded or run but `ldd`.
 
-use std::path::{Path, PathBuf};
-use std::process::Command;
+use std::path::Path;
+
+pub use netsel::stack::{library_of, program_path};
 
 /// The most a library file may be to be read (Intel MPI's is 12 MB, MPICH's 42 MB).
 const LARGEST_LIBRARY: u64 = 512 << 20;
 
 /// The shortest run of printable bytes taken as a string.
 const SHORTEST_STRING: usize = 4;
-
-/// The program as the shell would find it: a name without `/` is looked up on PATH.
-pub fn program_path(program: &Path) -> Option<PathBuf> {
-    if program.components().count() > 1 || program.is_absolute() {
-        return Some(program.to_path_buf());
-    }
-    let path = std::env::var_os("PATH")?;
-    std::env::split_paths(&path)
-        .map(|d| d.join(program))
-        .find(|p| p.is_file())
-}
-
-/// True for the file name of an MPI library proper (not its Fortran, C++ or Java
-/// bindings): `libmpi.so.40`, `libmpich.so.12`, Cray's `libmpi_cray.so.12` or
-/// `libmpi_gnu_123.so.12`.
-pub(crate) fn is_mpi_library(name: &str) -> bool {
-    name.starts_with("libmpi.so")
-        || name.starts_with("libmpich.so")
-        || ["cray", "gnu", "intel", "amd", "nvidia", "aocc"]
-            .iter()
-            .any(|c| name.starts_with(&format!("libmpi_{c}")))
-}
-
-/// The MPI library `program` loads, from `ldd`'s `NAME => PATH (ADDRESS)` lines; `None`
-/// when it loads none (not an MPI program, or a static one). An error when `ldd` cannot
-/// read the program or names an MPI library it cannot find.
-pub fn library_of(program: &Path) -> Result<Option<PathBuf>, String> {
-    let out = Command::new("ldd")
-        .arg(program)
-        .output()
-        .map_err(|e| format!("cannot run ldd on {}: {e}", program.display()))?;
-    let text = String::from_utf8_lossy(&out.stdout);
-    if !out.status.success() {
-        return Err(format!(
-            "ldd cannot read {}: {}",
-            program.display(),
-            String::from_utf8_lossy(&out.stderr).trim()
-        ));
-    }
-    for line in text.lines() {
-        let Some((name, rest)) = line.trim().split_once(" => ") else {
-            continue;
-        };
-        if !is_mpi_library(name) {
-            continue;
-        }
-        let path = rest.split(" (").next().unwrap_or_default().trim();
-        if path == "not found" || path.is_empty() {
-            return Err(format!(
-                "{} needs {name}, which the loader does not find here (LD_LIBRARY_PATH?)",
-                program.display()
-            ));
-        }
-        return Ok(Some(PathBuf::from(path)));
-    }
-    Ok(None)
-}
 
 /// The runs of at least [`SHORTEST_STRING`] printable bytes (tab included) in `bytes`.
 fn strings(bytes: &[u8]) -> impl Iterator<Item = &str> {
@@ -193,25 +137,5 @@ mod tests {
             Some(netsel::Flavour::CrayMpich)
         );
         assert_eq!(version_text_of(b"\0libc stuff\0v1.2.3\0"), None);
-    }
-
-    #[test]
-    fn only_the_mpi_library_itself_is_taken() {
-        for yes in [
-            "libmpi.so.40",
-            "libmpich.so.12",
-            "libmpi_cray.so.12",
-            "libmpi_gnu_123.so.12",
-        ] {
-            assert!(is_mpi_library(yes), "{yes}");
-        }
-        for no in [
-            "libmpi_mpifh.so.40",
-            "libmpi_cxx.so.40",
-            "libmpifort.so.12",
-            "libm.so.6",
-        ] {
-            assert!(!is_mpi_library(no), "{no}");
-        }
     }
 }

@@ -18,7 +18,6 @@ mod out;
 mod perflog;
 mod place;
 mod plot;
-mod profile;
 mod summary;
 
 use std::process::ExitCode;

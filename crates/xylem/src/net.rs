@@ -286,7 +286,7 @@ fn resolve(
     }
     if let (Ok(report), Checks::Registry { notes_to_stderr }) = (&mut planned, checks) {
         // The libraries are this host's, whatever tree the host's devices come from.
-        registry_check(report, flavour, program, &host.hostname, notes_to_stderr);
+        registry_check(report, flavour, program, notes_to_stderr);
     }
     // The items that matched nothing, then what the translation loses on this host.
     let unmatched: Vec<String> = match &planned {
@@ -352,50 +352,27 @@ fn resolve(
 }
 
 /// Every setting of `report` checked against the registries of the libraries the job
-/// loads here ([`crate::profile`]): what a library will not read as written becomes a
+/// loads here ([`netsel::stack`]): what a library will not read as written becomes a
 /// warning (refused under `--strict`); what could not be checked or is read under another
 /// name, a note (on stderr too when `warn`).
 fn registry_check(
     report: &mut Report,
     flavour: netsel::Flavour,
     program: Option<&std::path::Path>,
-    hostname: &str,
     warn: bool,
 ) {
-    let stack = crate::profile::read(flavour, program);
-    let checked = netsel::registry::check(&report.translation.settings, &stack);
-    report.translation.warnings.extend(
-        checked
-            .findings
-            .iter()
-            .map(|f| format!("host {hostname}: {}", f.warning())),
-    );
-    report.translation.notes.push(format!(
-        "{} of {} settings checked against the registries of {}",
-        checked.checked,
-        report.translation.settings.len(),
-        if checked.libraries.is_empty() {
-            "no library".to_string()
-        } else {
-            checked.libraries.join(", ")
-        }
-    ));
-    let renamed = checked
-        .renamed
-        .iter()
-        .map(|r| format!("host {hostname}: {r}"));
-    let unchecked = checked
-        .unchecked
-        .iter()
-        .map(|u| format!("host {hostname}: not checked against the library: {u}"));
-    let notes: Vec<String> = renamed.chain(unchecked).collect();
-    for note in notes {
-        if warn {
+    // A bundled transport library without its tool is asked by a child of this xylem.
+    let how = match std::env::current_exe() {
+        Ok(me) => netsel::stack::InProcess::Child(me),
+        Err(_) => netsel::stack::InProcess::Here,
+    };
+    let stack = netsel::stack::read(flavour, netsel::stack::mpi_library(program), &how);
+    report.check_against(&stack);
+    if warn {
+        for note in report.registry_notes() {
             outfile::eprintln!("xylem: note: {note}");
         }
-        report.translation.notes.push(note);
     }
-    report.registry = Some(checked);
 }
 
 fn plural(n: usize, one: &str, many: &str) -> String {

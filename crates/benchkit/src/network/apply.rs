@@ -37,6 +37,10 @@ pub struct Applied {
     /// cannot hold, a partition or VLAN that cannot reach RDMA): [`netsel::Translation`]'s
     /// warnings, each naming its host.
     pub losses: Vec<String>,
+    /// What the registry check could not check, or found read under another name
+    /// ([`netsel::Report::registry_notes`]; made by the first rank of each host): said,
+    /// never refused.
+    pub notes: Vec<String>,
     /// This host's selected networks ([`netsel::HostNetworks::encode`]).
     pub networks: String,
     /// What the selection resolved to here, for the documents.
@@ -79,7 +83,15 @@ pub fn apply(enable: Option<&str>, disable: Option<&str>) -> Outcome {
                 crate::library_summary()
             )
         })?;
-    let report = netsel::apply_to_env(&selection, flavour).map_err(|e| format!("ERROR {e}"))?;
+    // The first rank of each host checks every setting against the registries of the
+    // libraries this process loads (netsel::stack); its findings are losses like the
+    // translation's, said once per host and refused under --strict.
+    let report = if first_rank_on_host() {
+        netsel::apply_to_env_checked(&selection, flavour)
+    } else {
+        netsel::apply_to_env(&selection, flavour)
+    }
+    .map_err(|e| format!("ERROR {e}"))?;
     let networks = netsel::HostNetworks::from_report(&report);
     let host = HostSelection {
         host: report.host.hostname.clone(),
@@ -120,12 +132,27 @@ pub fn apply(enable: Option<&str>, disable: Option<&str>) -> Outcome {
         ),
         warnings: netsel::format::selection_warnings(&report.resolution),
         losses: report.translation.warnings.clone(),
+        notes: report.registry_notes(),
         networks: networks.encode(),
         host,
         record: None,
         mode: selection.mode,
         items: selection.items.iter().map(ToString::to_string).collect(),
     }))
+}
+
+/// Whether this process is the first its launcher started on this host (local rank 0 of
+/// Open MPI, hydra, Slurm or PMIx), or one whose launcher does not say.
+fn first_rank_on_host() -> bool {
+    [
+        "OMPI_COMM_WORLD_LOCAL_RANK",
+        "MPI_LOCALRANKID",
+        "SLURM_LOCALID",
+        "PMIX_LOCAL_RANK",
+    ]
+    .iter()
+    .find_map(|v| std::env::var(v).ok())
+    .is_none_or(|r| r.trim() == "0")
 }
 
 fn switch(selection: &netsel::Selection) -> String {
@@ -201,6 +228,7 @@ pub fn payload(applied: &Applied) -> String {
         networks: applied.networks.clone(),
         warnings: applied.warnings.clone(),
         losses: applied.losses.clone(),
+        notes: applied.notes.clone(),
         host: applied.host.clone(),
     };
     serde_json::to_string(&p).unwrap_or_default()
@@ -213,6 +241,8 @@ struct Payload {
     warnings: Vec<String>,
     #[serde(default)]
     losses: Vec<String>,
+    #[serde(default)]
+    notes: Vec<String>,
     host: HostSelection,
 }
 
@@ -235,6 +265,8 @@ pub struct HostCheck {
     pub unmatched: Vec<String>,
     /// The distinct losses of all hosts' translations ([`Applied::losses`]), in rank order.
     pub losses: Vec<String>,
+    /// The distinct registry notes of all hosts ([`Applied::notes`]), in rank order.
+    pub notes: Vec<String>,
     /// The warnings of [`netsel::unreachable_pairs`], one per pair of hosts.
     pub unreachable: Vec<String>,
     /// Ranks whose networks could not be read (`rank N: why`); they are left out of the
@@ -244,8 +276,11 @@ pub struct HostCheck {
     pub hosts: Vec<HostSelection>,
 }
 
-/// The start of every line [`HostCheck::lines`] prints.
+/// The start of every warning [`HostCheck::lines`] prints.
 pub const WARNING: &str = "WARNING network selection: ";
+
+/// The start of every note [`HostCheck::lines`] prints.
+pub const NOTE: &str = "note network selection: ";
 
 impl HostCheck {
     /// Reads the payloads (an empty one, from a rank without a selection, is skipped),
@@ -271,6 +306,7 @@ impl HostCheck {
             }
             add_distinct(&mut check.unmatched, p.warnings);
             add_distinct(&mut check.losses, p.losses);
+            add_distinct(&mut check.notes, p.notes);
             resolved.push(p.host);
         }
         check.hosts = merge_hosts(resolved);
@@ -293,8 +329,9 @@ impl HostCheck {
         }
     }
 
-    /// The lines to print on stderr: the unmatched items, the unreadable ranks, the
-    /// unreachable pairs, each starting with [`WARNING`].
+    /// The lines to print on stderr: the unmatched items, the losses, the unreadable
+    /// ranks, the unreachable pairs, each starting with [`WARNING`]; then the registry
+    /// notes, each starting with [`NOTE`].
     pub fn lines(&self) -> Vec<String> {
         let mut out: Vec<String> = self
             .unmatched
@@ -314,6 +351,7 @@ impl HostCheck {
                 format!("{WARNING}{w}")
             }
         }));
+        out.extend(self.notes.iter().map(|n| format!("{NOTE}{n}")));
         out
     }
 
@@ -363,6 +401,7 @@ mod tests {
             summary: String::new(),
             warnings: warnings.iter().map(|w| w.to_string()).collect(),
             losses: Vec::new(),
+            notes: Vec::new(),
             networks: networks.into(),
             host: HostSelection {
                 host,

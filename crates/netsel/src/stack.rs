@@ -1,0 +1,548 @@
+//! The library stack a job loads on this host, and each library's parameter registry as
+//! its own tool prints it ([`crate::registry`]).
+//!
+//! The MPI library is the one the program loads (`ldd`), or the one beside the first
+//! launcher on PATH; the transport libraries are those it and its network components
+//! load. A tool is only believed for the very file the job loads: `ldd TOOL` must resolve
+//! the library to the same path (another UCX's `ucx_info` on PATH would answer for a
+//! library the job does not load). A transport library without its tool (the copies MPI
+//! wheels bundle) is asked in-process ([`libprobe`]), here or in a child process
+//! ([`InProcess`]).
+
+/// How a transport library that ships without its tool is asked for its registry.
+#[derive(Debug, Clone)]
+pub enum InProcess {
+    /// In this process (a benchmark rank before `MPI_Init`: the library is the one it
+    /// is about to initialize anyway).
+    Here,
+    /// In a child: this program with `net registry-of KIND PATH` (`xylem`), so that a
+    /// library that crashes costs only its registry.
+    Child(PathBuf),
+}
+
+use std::io::Read;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+use crate::flavour::Flavour;
+use crate::registry::{Family, Registry, Stack};
+
+/// Reads the registries of the libraries `flavour`'s job loads here: the MPI library
+/// `mpi` (see [`mpi_library`], [`mapped_mpi_library`]) and the transports it loads.
+pub fn read(flavour: Flavour, mpi: Option<PathBuf>, how: &InProcess) -> Stack {
+    let mut stack = read_loaded(flavour, mpi, how);
+    // A library that lacks a parameter, for the tests: names taken out of every registry
+    // as if the library did not have them (no real library here lacks what the TCP path
+    // sets).
+    if let Ok(names) = std::env::var(TEST_DROP_ENV) {
+        for r in &mut stack.registries {
+            for n in names.split(',') {
+                r.params.remove(n);
+            }
+        }
+    }
+    stack
+}
+
+/// The test hook of [`read`]: a comma list of parameter names to take out of the
+/// registries read.
+pub const TEST_DROP_ENV: &str = "XYLEM_TEST_REGISTRY_DROP";
+
+fn read_loaded(flavour: Flavour, mpi: Option<PathBuf>, how: &InProcess) -> Stack {
+    let mut stack = Stack::default();
+    let mut loaded: Vec<PathBuf> = Vec::new();
+    match flavour {
+        Flavour::OpenMpi { .. } => {
+            let tool = mpi
+                .as_deref()
+                .and_then(|lib| tool_reading(lib, "ompi_info", &[]))
+                .or_else(|| beside_launcher("ompi_info"));
+            match tool
+                .as_deref()
+                .and_then(|t| run(t, &["--all", "--parsable"]))
+            {
+                Some(text) => {
+                    let version = field(&text, "ompi:version:full:").unwrap_or("?");
+                    stack
+                        .registries
+                        .push(Registry::open_mpi(&format!("Open MPI {version}"), &text));
+                    if let Some(dir) = field(&text, "path:pkglibdir:") {
+                        for c in ["mca_pml_ucx.so", "mca_osc_ucx.so", "mca_mtl_ofi.so"] {
+                            loaded.extend(linked(&Path::new(dir).join(c)));
+                        }
+                    }
+                }
+                None => stack.unread.push((
+                    Family::OpenMpi,
+                    "no ompi_info of this Open MPI answered".into(),
+                )),
+            }
+        }
+        Flavour::IntelMpi => {
+            let tool = beside_launcher("impi_info").or_else(|| {
+                mpi.as_deref()
+                    .and_then(|lib| tool_reading(lib, "impi_info", &[]))
+            });
+            match tool.as_deref().and_then(|t| run(t, &["-a", "-e"])) {
+                Some(text) => stack.registries.push(Registry::intel_mpi(
+                    &format!(
+                        "Intel MPI {}",
+                        version_beside(tool.as_deref(), "mpiexec", &["--version"], "Version ")
+                    ),
+                    &text,
+                )),
+                None => stack
+                    .unread
+                    .push((Family::IntelMpi, "no impi_info answered".into())),
+            }
+            // Its mlx provider is UCX.
+            if let Some(dir) = std::env::var_os("FI_PROVIDER_PATH") {
+                loaded.extend(linked(&Path::new(&dir).join("libmlx-fi.so")));
+            }
+        }
+        Flavour::Mpich { .. } => {
+            let tool = mpi
+                .as_deref()
+                .and_then(|lib| tool_reading(lib, "mpivars", &[]));
+            match tool.as_deref().and_then(|t| run(t, &[])) {
+                Some(text) => stack.registries.push(Registry::mpich(
+                    &format!(
+                        "MPICH {}",
+                        version_beside(tool.as_deref(), "mpichversion", &[], "MPICH Version:")
+                    ),
+                    &text,
+                )),
+                None => stack
+                    .unread
+                    .push((Family::Mpich, "no mpivars of this MPICH answered".into())),
+            }
+        }
+        Flavour::Mvapich2 | Flavour::CrayMpich => {}
+    }
+    if let Some(lib) = &mpi {
+        loaded.extend(linked(lib));
+    }
+    transport(
+        &mut stack,
+        &loaded,
+        "libucp.so",
+        "ucx_info",
+        Family::Ucx,
+        how,
+    );
+    transport(
+        &mut stack,
+        &loaded,
+        "libfabric.so",
+        "fi_info",
+        Family::Libfabric,
+        how,
+    );
+    stack
+}
+
+/// The registry of the transport library `stem` among `loaded`, read with its `tool`.
+fn transport(
+    stack: &mut Stack,
+    loaded: &[PathBuf],
+    stem: &str,
+    tool: &str,
+    family: Family,
+    how: &InProcess,
+) {
+    let Some(lib) = loaded.iter().find(|p| {
+        p.file_name()
+            .and_then(|n| n.to_str())
+            .is_some_and(|n| n.starts_with(stem))
+    }) else {
+        return;
+    };
+    let read = match tool_reading(lib, tool, &["libfabric"]) {
+        Some(tool) => match family {
+            Family::Ucx => run(&tool, &["-v"])
+                .zip(run(&tool, &["-c", "-f"]))
+                .map(|(v, c)| Registry::ucx(&format!("UCX {}", ucx_version(&v)), &c)),
+            _ => run(&tool, &["--version"])
+                .zip(run(&tool, &["-e"]))
+                .zip(run(&tool, &["-l"]))
+                .map(|((v, e), l)| {
+                    let version = field(&v, "libfabric: ").unwrap_or("?");
+                    Registry::libfabric(&format!("libfabric {version}"), &e, &l)
+                }),
+        }
+        .ok_or_else(|| format!("{} did not answer", tool.display())),
+        // No tool reads this copy: the library is asked in a process of its own.
+        None => in_process(lib, family, how),
+    };
+    match read {
+        Ok(r) => stack.registries.push(r),
+        Err(why) => stack.unread.push((family, why)),
+    }
+}
+
+/// The registry of `lib` read in-process ([`libprobe`]), here or in a child.
+fn in_process(lib: &Path, family: Family, how: &InProcess) -> Result<Registry, String> {
+    let text = match how {
+        InProcess::Here => match family {
+            Family::Ucx => libprobe::ucx(lib),
+            _ => libprobe::libfabric(lib),
+        }
+        .map_err(|e| e.to_string()),
+        InProcess::Child(exe) => {
+            let kind = if family == Family::Ucx {
+                "ucx"
+            } else {
+                "libfabric"
+            };
+            let (Some(exe), Some(path)) = (exe.to_str(), lib.to_str()) else {
+                return Err(format!("{} is not a UTF-8 path", lib.display()));
+            };
+            run_tool(&[exe, "net", "registry-of", kind, path])
+                .filter(|t| !t.starts_with("xylem:"))
+                .ok_or_else(|| "the child that reads it failed".to_string())
+        }
+    }
+    .map_err(|why| {
+        format!(
+            "no tool beside the {family} the job loads, {}, and it could not be read in-process: {why}",
+            lib.display()
+        )
+    })?;
+    let (first, rest) = text.split_once('\n').unwrap_or((&text, ""));
+    Ok(match family {
+        Family::Ucx => Registry::ucx(&format!("UCX {}", ucx_version(first)), rest),
+        _ => {
+            let (env, list) = rest
+                .split_once(libprobe::PROVIDERS_MARK)
+                .unwrap_or((rest, ""));
+            Registry::libfabric(
+                &format!(
+                    "libfabric {}",
+                    first.strip_prefix("libfabric: ").unwrap_or("?")
+                ),
+                env,
+                list,
+            )
+        }
+    })
+}
+
+/// The version of `ucx_info -v`'s `# Version 1.13.1` line.
+fn ucx_version(text: &str) -> &str {
+    text.lines()
+        .find_map(|l| l.strip_prefix("# Version "))
+        .map(str::trim)
+        .unwrap_or("?")
+}
+
+/// The MPI library of `program`, or else the one the MPI tools beside the first launcher
+/// on PATH load.
+pub fn mpi_library(program: Option<&Path>) -> Option<PathBuf> {
+    if let Some(p) = program.and_then(program_path) {
+        if let Ok(Some(lib)) = library_of(&p) {
+            return Some(lib);
+        }
+    }
+    ["ompi_info", "impi_info", "mpivars", "mpichversion"]
+        .iter()
+        .filter_map(|t| beside_launcher(t))
+        .flat_map(|t| linked(&t))
+        .find(|l| {
+            l.file_name()
+                .and_then(|n| n.to_str())
+                .is_some_and(is_mpi_library)
+        })
+}
+
+/// The MPI library this process has mapped (`/proc/self/maps`): a benchmark's own,
+/// before `MPI_Init` too (the dynamic loader mapped it at start).
+pub fn mapped_mpi_library() -> Option<PathBuf> {
+    let maps = std::fs::read_to_string("/proc/self/maps").ok()?;
+    maps.lines()
+        .filter_map(|l| l.split_whitespace().nth(5))
+        .map(PathBuf::from)
+        .find(|p| {
+            p.file_name()
+                .and_then(|n| n.to_str())
+                .is_some_and(is_mpi_library)
+        })
+}
+
+/// The tool `name` beside the first launcher on PATH.
+fn beside_launcher(name: &str) -> Option<PathBuf> {
+    let path = std::env::var_os("PATH")?;
+    std::env::split_paths(&path)
+        .find(|dir| ["mpirun", "mpiexec"].iter().any(|l| dir.join(l).is_file()))
+        .map(|d| d.join(name))
+        .filter(|t| t.is_file())
+}
+
+/// The tool `name` that loads `lib` itself: looked for in the `bin` folders above the
+/// library (and their `subdirs`), then on PATH, and believed only when `ldd` resolves
+/// the library's file name to the same file.
+fn tool_reading(lib: &Path, name: &str, subdirs: &[&str]) -> Option<PathBuf> {
+    let file = lib.file_name()?.to_str()?;
+    let stem = file.split(".so").next().unwrap_or(file);
+    let target = std::fs::canonicalize(lib).ok()?;
+    let mut candidates: Vec<PathBuf> = Vec::new();
+    for up in lib.ancestors().skip(1).take(4) {
+        candidates.push(up.join("bin").join(name));
+        for s in subdirs {
+            candidates.push(up.join("bin").join(s).join(name));
+        }
+    }
+    if let Some(path) = std::env::var_os("PATH") {
+        candidates.extend(std::env::split_paths(&path).map(|d| d.join(name)));
+    }
+    candidates.into_iter().filter(|c| c.is_file()).find(|c| {
+        linked(c).iter().any(|l| {
+            l.file_name()
+                .and_then(|n| n.to_str())
+                .is_some_and(|n| n.starts_with(&format!("{stem}.so")))
+                && std::fs::canonicalize(l).ok().as_ref() == Some(&target)
+        })
+    })
+}
+
+/// The libraries `object` loads, as `ldd` resolves them here.
+fn linked(object: &Path) -> Vec<PathBuf> {
+    if !object.is_file() {
+        return Vec::new();
+    }
+    let Ok(out) = Command::new("ldd").arg(object).output() else {
+        return Vec::new();
+    };
+    String::from_utf8_lossy(&out.stdout)
+        .lines()
+        .filter_map(|l| l.trim().split_once(" => "))
+        .map(|(_, rest)| rest.split(" (").next().unwrap_or_default().trim())
+        .filter(|p| p.starts_with('/'))
+        .map(PathBuf::from)
+        .collect()
+}
+
+/// Runs `tool args` (bounded); its output.
+fn run(tool: &Path, args: &[&str]) -> Option<String> {
+    let t = tool.to_str()?;
+    let mut words = vec![t];
+    words.extend_from_slice(args);
+    run_tool(&words)
+}
+
+/// The rest of the first line of `text` that begins with `prefix`.
+fn field<'a>(text: &'a str, prefix: &str) -> Option<&'a str> {
+    text.lines()
+        .find_map(|l| l.strip_prefix(prefix))
+        .map(str::trim)
+}
+
+/// The version that `command args`, beside `tool`, prints after `marker` (`mpichversion`'s
+/// `MPICH Version:  4.0.2`, `mpiexec --version`'s `Version 2021.13`), or `?`.
+fn version_beside(tool: Option<&Path>, command: &str, args: &[&str], marker: &str) -> String {
+    tool.and_then(Path::parent)
+        .map(|dir| dir.join(command))
+        .and_then(|c| run(&c, args))
+        .and_then(|text| {
+            let at = text.find(marker)? + marker.len();
+            text[at..].split_whitespace().next().map(str::to_string)
+        })
+        .unwrap_or_else(|| "?".into())
+}
+
+/// How long a tool may take.
+pub const TOOL_TIMEOUT: Duration = Duration::from_secs(5);
+
+/// Runs a tool with a timeout ([`TOOL_TIMEOUT`]); its stdout and stderr, or `None`.
+pub fn run_tool(cmd: &[&str]) -> Option<String> {
+    let mut command = Command::new(cmd[0]);
+    // A tool run from inside a rank must not take the rank's place with its launcher: an
+    // MPI tool (mpivars, impi_info) would talk to the launcher's PMI server on the
+    // rank's socket, and the rank's own MPI_Init would then wait for ever.
+    for (key, _) in std::env::vars_os() {
+        if key.to_str().is_some_and(is_launcher_variable) {
+            command.env_remove(&key);
+        }
+    }
+    let mut child = command
+        .args(&cmd[1..])
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .ok()?;
+    // Drain both pipes while waiting, so a chatty tool cannot block on a full pipe.
+    let readers: Vec<_> = [
+        child
+            .stdout
+            .take()
+            .map(|r| Box::new(r) as Box<dyn Read + Send>),
+        child
+            .stderr
+            .take()
+            .map(|r| Box::new(r) as Box<dyn Read + Send>),
+    ]
+    .into_iter()
+    .flatten()
+    .map(|mut r| {
+        std::thread::spawn(move || {
+            let mut buf = Vec::new();
+            let _ = r.read_to_end(&mut buf);
+            String::from_utf8_lossy(&buf).into_owned()
+        })
+    })
+    .collect();
+    let start = Instant::now();
+    loop {
+        match child.try_wait() {
+            Ok(Some(_)) => break,
+            Ok(None) if start.elapsed() < TOOL_TIMEOUT => {
+                std::thread::sleep(Duration::from_millis(20))
+            }
+            _ => {
+                let _ = child.kill();
+                let _ = child.wait();
+                return None;
+            }
+        }
+    }
+    let mut text = String::new();
+    for r in readers {
+        text.push_str(&r.join().ok()?);
+    }
+    Some(text)
+}
+
+/// Whether `name` is a variable by which a launcher hands a rank its place in the job
+/// (PMI, PMIx, hydra, Open MPI's runtime, Slurm's step), which a tool must not inherit.
+/// A user's own MCA parameters stay: the job reads them too.
+fn is_launcher_variable(name: &str) -> bool {
+    const PREFIXES: [&str; 12] = [
+        "PMI_",
+        "PMIX_",
+        "PMI2_",
+        "HYDRA_",
+        "HYDI_",
+        "MPI_LOCAL",
+        "OMPI_COMM_WORLD",
+        "OMPI_UNIVERSE",
+        "OMPI_MCA_orte_",
+        "OMPI_MCA_ess",
+        "OMPI_MCA_pmix",
+        "SLURM_STEP",
+    ];
+    PREFIXES.iter().any(|p| name.starts_with(p))
+        || matches!(
+            name,
+            "PMI_FD" | "PMI_PORT" | "OMPI_FILE_LOCATION" | "SLURM_PROCID" | "SLURM_LOCALID"
+        )
+}
+
+/// The program as the shell would find it: a name without `/` is looked up on PATH.
+pub fn program_path(program: &Path) -> Option<PathBuf> {
+    if program.components().count() > 1 || program.is_absolute() {
+        return Some(program.to_path_buf());
+    }
+    let path = std::env::var_os("PATH")?;
+    std::env::split_paths(&path)
+        .map(|d| d.join(program))
+        .find(|p| p.is_file())
+}
+
+/// True for the file name of an MPI library proper (not its Fortran, C++ or Java
+/// bindings): `libmpi.so.40`, `libmpich.so.12`, Cray's `libmpi_cray.so.12` or
+/// `libmpi_gnu_123.so.12`.
+pub fn is_mpi_library(name: &str) -> bool {
+    name.starts_with("libmpi.so")
+        || name.starts_with("libmpich.so")
+        || ["cray", "gnu", "intel", "amd", "nvidia", "aocc"]
+            .iter()
+            .any(|c| name.starts_with(&format!("libmpi_{c}")))
+}
+
+/// The MPI library `program` loads, from `ldd`'s `NAME => PATH (ADDRESS)` lines; `None`
+/// when it loads none (not an MPI program, or a static one). An error when `ldd` cannot
+/// read the program or names an MPI library it cannot find.
+pub fn library_of(program: &Path) -> Result<Option<PathBuf>, String> {
+    let out = Command::new("ldd")
+        .arg(program)
+        .output()
+        .map_err(|e| format!("cannot run ldd on {}: {e}", program.display()))?;
+    let text = String::from_utf8_lossy(&out.stdout);
+    if !out.status.success() {
+        return Err(format!(
+            "ldd cannot read {}: {}",
+            program.display(),
+            String::from_utf8_lossy(&out.stderr).trim()
+        ));
+    }
+    for line in text.lines() {
+        let Some((name, rest)) = line.trim().split_once(" => ") else {
+            continue;
+        };
+        if !is_mpi_library(name) {
+            continue;
+        }
+        let path = rest.split(" (").next().unwrap_or_default().trim();
+        if path == "not found" || path.is_empty() {
+            return Err(format!(
+                "{} needs {name}, which the loader does not find here (LD_LIBRARY_PATH?)",
+                program.display()
+            ));
+        }
+        return Ok(Some(PathBuf::from(path)));
+    }
+    Ok(None)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_tool_does_not_inherit_a_ranks_place_in_its_job() {
+        for launcher in [
+            "PMI_FD",
+            "PMI_RANK",
+            "PMIX_RANK",
+            "MPI_LOCALRANKID",
+            "OMPI_COMM_WORLD_RANK",
+            "OMPI_MCA_orte_hnp_uri",
+            "OMPI_MCA_ess_base_jobid",
+            "HYDRA_CONTROL_FD",
+            "SLURM_STEP_ID",
+        ] {
+            assert!(is_launcher_variable(launcher), "{launcher}");
+        }
+        for kept in [
+            "OMPI_MCA_btl",
+            "UCX_TLS",
+            "FI_PROVIDER",
+            "PATH",
+            "LD_LIBRARY_PATH",
+            "I_MPI_ROOT",
+        ] {
+            assert!(!is_launcher_variable(kept), "{kept}");
+        }
+    }
+
+    #[test]
+    fn only_the_mpi_library_itself_is_taken() {
+        for yes in [
+            "libmpi.so.40",
+            "libmpich.so.12",
+            "libmpi_cray.so.12",
+            "libmpi_gnu_123.so.12",
+        ] {
+            assert!(is_mpi_library(yes), "{yes}");
+        }
+        for no in [
+            "libmpi_mpifh.so.40",
+            "libmpi_cxx.so.40",
+            "libmpifort.so.12",
+            "libm.so.6",
+        ] {
+            assert!(!is_mpi_library(no), "{no}");
+        }
+    }
+}
