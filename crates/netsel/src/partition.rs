@@ -4,8 +4,9 @@
 //! the selection names instead of the port's default.
 //!
 //! A port's partition or GID is decided only by the netdevs the selection itself names
-//! behind that port (its IP interfaces): a selection by port or by kind (`mlx5_0:1`, `ib`)
-//! keeps the library's default. The knobs are process-wide (one `UCX_IB_PKEY`, one
+//! behind that port (its IP interfaces, or a netdev named with an RDMA qualifier, as in
+//! `ib0.8001:verbs`): a selection by port or by kind (`mlx5_0:1`, `ib`) keeps the
+//! library's default. The knobs are process-wide (one `UCX_IB_PKEY`, one
 //! `FI_VERBS_GID_IDX`), so ports that need different values are a warning and the
 //! default is kept.
 
@@ -45,10 +46,12 @@ impl Scope {
     }
 }
 
-/// The netdevs behind a port that the selection names.
+/// The netdevs behind a port that the selection names, for IP traffic or only for their
+/// partition or VLAN ([`Resolution::scope`]).
 fn named_netdevs<'r>(res: &'r Resolution, port: &PortUse) -> Vec<&'r crate::resolve::IpUse> {
     res.ip
         .iter()
+        .chain(&res.scope)
         .filter(|u| port.netdevs.contains(&u.name))
         .collect()
 }

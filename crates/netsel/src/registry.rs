@@ -354,7 +354,8 @@ pub struct Checked {
     /// The settings read under a name the library keeps for an older one (a synonym,
     /// often deprecated): read, but worth saying.
     pub renamed: Vec<String>,
-    /// The settings that could not be checked, each with why (no registry read).
+    /// The settings that could not be checked, one line per reason (no registry read):
+    /// `A=1 B=2: not checked (why)`.
     pub unchecked: Vec<String>,
 }
 
@@ -367,11 +368,14 @@ pub fn check(settings: &[Setting], stack: &Stack) -> Checked {
         libraries: stack.registries.iter().map(|r| r.name.clone()).collect(),
         ..Checked::default()
     };
+    // (why, setting): said once per reason, the settings listed.
+    let mut unread: Vec<(String, String)> = Vec::new();
     for s in settings {
         let shown = format!("{}={}", s.env, s.value);
         let Some(family) = Family::reading(&s.env) else {
-            out.unchecked.push(format!(
-                "{shown}: no registry of the library that reads it is known to xylem"
+            unread.push((
+                "no registry of the library that reads it is known to xylem".into(),
+                shown,
             ));
             continue;
         };
@@ -382,7 +386,7 @@ pub fn check(settings: &[Setting], stack: &Stack) -> Checked {
                 .find(|(f, _)| *f == family)
                 .map(|(_, why)| why.clone())
                 .unwrap_or_else(|| format!("the job loads no {family} that xylem found"));
-            out.unchecked.push(format!("{shown}: not checked ({why})"));
+            unread.push((format!("not checked ({why})"), shown));
             continue;
         };
         out.checked += 1;
@@ -399,9 +403,12 @@ pub fn check(settings: &[Setting], stack: &Stack) -> Checked {
         let Some(param) = reg.params.get(&name) else {
             if let Some(p) = reg.silent_provider_of(&name) {
                 out.checked -= 1;
-                out.unchecked.push(format!(
-                    "{shown}: not checked ({} has the provider {p}, which defines its variables only once it finds a device, and it found none here)",
-                    reg.name
+                unread.push((
+                    format!(
+                        "not checked ({} has the provider {p}, which defines its variables only once it finds a device, and it found none here)",
+                        reg.name
+                    ),
+                    shown,
                 ));
                 continue;
             }
@@ -488,6 +495,23 @@ pub fn check(settings: &[Setting], stack: &Stack) -> Checked {
             }
         }
     }
+    let mut reasons: Vec<&str> = Vec::new();
+    for (why, _) in &unread {
+        if !reasons.contains(&why.as_str()) {
+            reasons.push(why);
+        }
+    }
+    out.unchecked = reasons
+        .iter()
+        .map(|why| {
+            let shown: Vec<&str> = unread
+                .iter()
+                .filter(|(w, _)| w == why)
+                .map(|(_, s)| s.as_str())
+                .collect();
+            format!("{}: {why}", shown.join(" "))
+        })
+        .collect();
     out
 }
 

@@ -189,6 +189,10 @@ pub struct Resolution {
     pub ip: Vec<IpUse>,
     /// Verbs ports to use.
     pub ports: Vec<PortUse>,
+    /// Netdevs named only for the partition or VLAN of the RDMA ports behind them: an
+    /// RDMA qualifier took them off IP use (`ib0.8001:verbs`), but their partition key or
+    /// VLAN GID still scopes the ports' traffic.
+    pub scope: Vec<IpUse>,
     /// IP interfaces matched by `--disable` items (for exclude lists).
     pub excluded_ip: Vec<String>,
     /// Verbs ports matched by `--disable` items.
@@ -261,6 +265,9 @@ impl NoNetwork {
 struct Matches {
     ip: Vec<String>,
     ports: Vec<(String, u32)>,
+    /// Netdevs an RDMA qualifier took off IP use whose partition or VLAN the item still
+    /// names for its ports (`ib0.8001:verbs`).
+    scope: Vec<String>,
 }
 
 fn netdevs_behind(host: &Host, kinds: &[VerbsKind]) -> Vec<String> {
@@ -395,7 +402,20 @@ fn item_matches(host: &Host, item: &Item) -> Matches {
             | Qualifier::Efa
             | Qualifier::Cxi
             | Qualifier::Opx,
-        ) => m.ip.clear(),
+        ) => {
+            // A netdev named by its own name keeps its meaning for the RDMA ports behind
+            // it (the partition of `ib0.8001`, the VLAN of `bond0.200`): the qualifier
+            // only takes it off IP use.
+            if matches!(item.network, Network::Device { port: None, .. }) {
+                m.scope = m
+                    .ip
+                    .iter()
+                    .filter(|n| !ports_behind_netdevs(host, std::slice::from_ref(*n)).is_empty())
+                    .cloned()
+                    .collect();
+            }
+            m.ip.clear()
+        }
         _ => {}
     }
     m.ip.sort();
@@ -479,6 +499,7 @@ impl<'h> Candidates<'h> {
 struct Chosen {
     ip: Vec<IpUse>,
     ports: Vec<PortUse>,
+    scope: Vec<IpUse>,
     excluded_ip: Vec<String>,
     excluded_ports: Vec<String>,
     unmatched: Vec<Unmatched>,
@@ -564,6 +585,18 @@ fn enable(
                 .reasons
                 .push(format!("{} port named by --enable item `{item}`", v.kind));
         }
+        for name in &m.scope {
+            let Some(n) = host.netdev(name) else { continue };
+            if !out.scope.iter().any(|u| &u.name == name) {
+                out.scope.push(ip_use(
+                    n,
+                    false,
+                    vec![format!(
+                        "--enable item `{item}` names it only for the partition or VLAN of the RDMA ports behind it"
+                    )],
+                ));
+            }
+        }
         out.items.push(ItemMatch {
             item: (*item).clone(),
             ip: m
@@ -582,9 +615,14 @@ fn enable(
     }
     let list = selection.list();
     for n in c.ip.clone() {
-        if !out.ip.iter().any(|u| u.name == n.name) {
-            c.leave_out(n.name.clone(), format!("not named by --enable {list}"));
+        if out.ip.iter().any(|u| u.name == n.name) {
+            continue;
         }
+        let why = match out.scope.iter().find(|u| u.name == n.name) {
+            Some(u) => format!("carries no IP traffic: {}", u.reasons.join("; ")),
+            None => format!("not named by --enable {list}"),
+        };
+        c.leave_out(n.name.clone(), why);
     }
     for (v, p) in c.ports.clone() {
         if !out
@@ -695,6 +733,7 @@ pub fn resolve(selection: &Selection, host: &Host) -> Result<Resolution, NoNetwo
         list: selection.list(),
         ip: chosen.ip,
         ports: chosen.ports,
+        scope: chosen.scope,
         excluded_ip: chosen.excluded_ip,
         excluded_ports: chosen.excluded_ports,
         left_out: candidates.left_out,

@@ -93,7 +93,7 @@ pub fn translate(res: &Resolution, flavour: Flavour) -> Result<Translation, Tran
 /// GID; a path that set none of them has no such knob, which is a loss to say.
 const PARTITION_KNOBS: [&str; 4] = [
     "UCX_IB_PKEY",
-    "OMPI_MCA_btl_openib_ib_pkey_val",
+    "OMPI_MCA_btl_openib_pkey",
     "MV2_DEFAULT_PKEY",
     "FI_VERBS_IFACE",
 ];
@@ -589,7 +589,7 @@ fn open_mpi_openib_ports(on: &Job, t: &mut Translation) {
             on.scope,
             "openib BTL",
             mca,
-            Some(("btl_openib_ib_pkey_val", PkeyForm::Number)),
+            Some(("btl_openib_pkey", PkeyForm::Number)),
             Some("btl_openib_gid_index"),
             t,
         );

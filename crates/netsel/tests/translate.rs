@@ -1188,6 +1188,7 @@ fn an_ipoib_child_sets_its_partition_for_rdma() {
             "UCX_IB_PKEY=0x1"
         ])
     );
+    // A qualifier takes the child off IP use, never its partition off the port.
     assert_eq!(
         settings("ib-pkey", "--enable ib0.8001:verbs", "openmpi-4.1"),
         strs(&[
@@ -1195,9 +1196,23 @@ fn an_ipoib_child_sets_its_partition_for_rdma() {
             "OMPI_MCA_btl=self,vader,openib",
             "OMPI_MCA_btl_openib_if_include=mlx5_0:1",
             "OMPI_MCA_btl_openib_allow_ib=1",
-        ]),
-        ":verbs keeps the port alone, so no netdev names a partition"
+            "OMPI_MCA_btl_openib_pkey=0x1",
+        ])
     );
+    assert_eq!(
+        settings("ib-pkey", "--enable ib0.8001:verbs", "mpich-ucx"),
+        strs(&[
+            "UCX_NET_DEVICES=mlx5_0:1",
+            "UCX_TLS=self,sm,rc,ud",
+            "UCX_IB_PKEY=0x1"
+        ])
+    );
+    assert!(settings("ib-pkey", "--enable ib0.8001:verbs", "mpich-ofi")
+        .contains(&"FI_VERBS_IFACE=ib0.8001".to_string()));
+    assert!(settings("ib-pkey", "--enable ib0.8001:verbs", "mvapich2")
+        .contains(&"MV2_DEFAULT_PKEY=0x8001".to_string()));
+    let w = warnings("ib-pkey", "--enable ib0.8001:verbs", "mpich-ucx");
+    assert!(!w.iter().any(|w| w.contains("ib0.8001")), "{w:?}");
     assert_eq!(
         settings("ib-pkey", "--enable ib0.8001", "mpich-ofi"),
         strs(&[
@@ -1252,11 +1267,15 @@ fn a_roce_vlan_sets_its_rocev2_gid_index() {
         settings("roce-vlan", "--enable bond0", "mpich-ucx"),
         strs(&["UCX_NET_DEVICES=mlx5_bond_0:1,bond0", "UCX_IB_GID_INDEX=3"])
     );
+    // A qualifier takes the VLAN netdev off IP use, never its GID off the port.
     let s = settings("roce-vlan", "--enable bond0.200:verbs", "openmpi-4.1");
     assert!(
-        !s.iter().any(|s| s.contains("gid_index")),
-        ":verbs keeps the port alone: {s:?}"
+        s.contains(&"OMPI_MCA_btl_openib_gid_index=7".to_string()),
+        "{s:?}"
     );
+    let s = settings("roce-vlan", "--enable bond0.200:verbs", "mpich-ofi");
+    assert!(s.contains(&"FI_VERBS_IFACE=bond0.200".to_string()), "{s:?}");
+    assert!(s.contains(&"FI_VERBS_GID_IDX=7".to_string()), "{s:?}");
     let s = settings("roce-vlan", "--enable 10.41.0.0/24", "mvapich2");
     assert!(s.contains(&"MV2_DEFAULT_GID_INDEX=7".to_string()), "{s:?}");
 }
