@@ -268,6 +268,9 @@ struct Matches {
     /// Netdevs an RDMA qualifier took off IP use whose partition or VLAN the item still
     /// names for its ports (`ib0.8001:verbs`).
     scope: Vec<String>,
+    /// The Ethernet netdevs of the RDMA NICs the item names (RoCE, iWARP, usNIC): what a
+    /// `--disable` of the fabric leaves for TCP, said.
+    nic_of: Vec<String>,
 }
 
 fn netdevs_behind(host: &Host, kinds: &[VerbsKind]) -> Vec<String> {
@@ -338,6 +341,35 @@ fn ethernet_netdevs(host: &Host) -> Vec<String> {
     }
 }
 
+/// The netdevs that carry IP over the fabric `h` itself: those behind its ports, and
+/// for InfiniBand and Omni-Path every IPoIB netdev of the kind (`ib0`, a partition's
+/// `ib0.8001`).
+fn fabric_netdevs(host: &Host, h: HumanName) -> Vec<String> {
+    let mut ip = netdevs_behind(host, human_kinds(h));
+    if matches!(h, HumanName::Infiniband | HumanName::OmniPath) {
+        let opa = h == HumanName::OmniPath;
+        ip.extend(
+            host.netdevs
+                .iter()
+                .filter(|n| {
+                    n.kind == NetdevKind::Ipoib && (n.driver.as_deref() == Some("hfi1")) == opa
+                })
+                .map(|n| n.name.clone()),
+        );
+    }
+    ip
+}
+
+/// The fabrics whose netdevs exist only to carry IP over the fabric (IPoIB, Slingshot's
+/// `hsn`): `--disable` of the fabric takes them too. The NICs of RoCE, iWARP and usNIC
+/// are Ethernet NICs first, and stay for TCP (said).
+fn fabric_owns_its_netdevs(h: HumanName) -> bool {
+    matches!(
+        h,
+        HumanName::Infiniband | HumanName::OmniPath | HumanName::Slingshot
+    )
+}
+
 fn item_matches(host: &Host, item: &Item) -> Matches {
     let mut m = Matches::default();
     match &item.network {
@@ -345,22 +377,7 @@ fn item_matches(host: &Host, item: &Item) -> Matches {
             m.ports = ports_of(host, human_kinds(*h));
             m.ip = match h {
                 HumanName::Ethernet => ethernet_netdevs(host),
-                _ if item.qualifier == Some(Qualifier::Tcp) => {
-                    let mut ip = netdevs_behind(host, human_kinds(*h));
-                    if matches!(h, HumanName::Infiniband | HumanName::OmniPath) {
-                        let opa = *h == HumanName::OmniPath;
-                        ip.extend(
-                            host.netdevs
-                                .iter()
-                                .filter(|n| {
-                                    n.kind == NetdevKind::Ipoib
-                                        && (n.driver.as_deref() == Some("hfi1")) == opa
-                                })
-                                .map(|n| n.name.clone()),
-                        );
-                    }
-                    ip
-                }
+                _ if item.qualifier == Some(Qualifier::Tcp) => fabric_netdevs(host, *h),
                 _ => Vec::new(),
             };
         }
@@ -667,11 +684,16 @@ fn disable(
                 out.excluded_ip.push(n.name.clone());
                 c.leave_out(n.name.clone(), format!("matched --disable item `{item}`"));
             }
-            None => out.ip.push(ip_use(
-                n,
-                true,
-                vec![format!("not matched by --disable {list}")],
-            )),
+            None => {
+                let mut why = format!("not matched by --disable {list}");
+                if let Some(item) = hit_by(&|m: &Matches| m.nic_of.contains(&n.name)) {
+                    why.push_str(&format!(
+                        ": `{item}` disables the RDMA of this NIC, whose Ethernet stays for TCP (`--disable {}` takes it too)",
+                        n.name
+                    ));
+                }
+                out.ip.push(ip_use(n, true, vec![why]))
+            }
         }
     }
     for (v, p) in c.ports.clone() {
@@ -701,7 +723,23 @@ pub fn resolve(selection: &Selection, host: &Host) -> Result<Resolution, NoNetwo
     let per_item: Vec<(&Item, Matches)> = selection
         .items
         .iter()
-        .map(|i| (i, item_matches(host, i)))
+        .map(|i| {
+            let mut m = item_matches(host, i);
+            // `--disable ib` means the fabric, not only its RDMA: TCP over its own
+            // netdevs goes too (`ib:verbs` keeps to the ports).
+            if let (Mode::Disable, None, Network::Human(h)) =
+                (selection.mode, i.qualifier, &i.network)
+            {
+                if fabric_owns_its_netdevs(*h) {
+                    m.ip.extend(fabric_netdevs(host, *h));
+                    m.ip.sort();
+                    m.ip.dedup();
+                } else if *h != HumanName::Ethernet {
+                    m.nic_of = netdevs_behind(host, human_kinds(*h));
+                }
+            }
+            (i, m)
+        })
         .collect();
     let mut chosen = match selection.mode {
         Mode::Enable => enable(host, selection, &per_item, &mut candidates),

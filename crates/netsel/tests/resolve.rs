@@ -73,7 +73,9 @@ fn names_ports_and_cidrs() {
 #[test]
 fn disable_keeps_the_rest() {
     let cases: Vec<(&str, &str, &[&str], &[&str])> = vec![
-        ("ib-ipoib", "--disable ib", &["eth0", "ib0"], &[]),
+        // The fabric, TCP over its IPoIB netdev included; `:verbs` keeps to its ports.
+        ("ib-ipoib", "--disable ib", &["eth0"], &[]),
+        ("ib-ipoib", "--disable ib:verbs", &["eth0", "ib0"], &[]),
         ("ib-ipoib", "--disable eth0", &["ib0"], &["mlx5_0:1"]),
         ("roce", "--disable eth:tcp", &[], &["mlx5_0:1"]),
         ("bond", "--disable docker0", &["bond0"], &[]),
@@ -82,6 +84,14 @@ fn disable_keeps_the_rest() {
     for (fx, args, ip, ports) in cases {
         assert_eq!(used(fx, args), (strs(ip), strs(ports)), "{fx} {args}");
     }
+    // A RoCE NIC is an Ethernet NIC first: `--disable roce` keeps it for TCP, and says so.
+    let r = resolve(&sel("--disable roce"), &host("roce")).unwrap();
+    let kept = r.ip.iter().find(|u| u.name == "ens1f0").unwrap();
+    assert!(
+        kept.reasons[0].contains("whose Ethernet stays for TCP (`--disable ens1f0` takes it too)"),
+        "{:?}",
+        kept.reasons
+    );
     let r = resolve(&sel("--disable eth0"), &host("ib-ipoib")).unwrap();
     assert_eq!(r.excluded_ip, vec!["eth0"]);
     let why = r.left_out.iter().find(|l| l.what == "eth0").unwrap();
@@ -238,10 +248,7 @@ fn a_qib_hca_is_matched_by_ib_not_by_opa() {
         .unwrap_err()
         .to_string();
     assert!(e.contains("matched nothing: `opa`"), "{e}");
-    assert_eq!(
-        used("qib", "--disable ib"),
-        (strs(&["eth0", "ib0"]), vec![])
-    );
+    assert_eq!(used("qib", "--disable ib"), (strs(&["eth0"]), vec![]));
 }
 
 #[test]

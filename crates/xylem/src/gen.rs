@@ -252,7 +252,10 @@ mod tests {
             assert!(page.contains(&option), "{name}.1 does not mention {option}");
             *checked += 1;
         }
-        for sub in cmd.get_subcommands().filter(|s| s.get_name() != "help") {
+        for sub in cmd
+            .get_subcommands()
+            .filter(|s| s.get_name() != "help" && !s.is_hide_set())
+        {
             check(
                 dir,
                 sub.clone(),

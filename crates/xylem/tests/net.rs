@@ -97,8 +97,17 @@ fn resolve_sh_is_export_lines() {
         .stdout(predicate::str::contains(
             "export FI_PROVIDER=tcp\nexport FI_TCP_IFACE=eth0\n",
         ));
+    // `:verbs` disables only the RDMA port: ib0 stays, and the one-interface knob says
+    // what it leaves out.
     xylem()
-        .args(["net", "resolve", "--disable", "ib", "--mpi", "mpich-ofi"])
+        .args([
+            "net",
+            "resolve",
+            "--disable",
+            "ib:verbs",
+            "--mpi",
+            "mpich-ofi",
+        ])
         .args(["--sysfs", &fixture("ib-ipoib")])
         .assert()
         .success()
