@@ -760,6 +760,18 @@ fn open_mpi_one_sided_and_collectives(chosen: &Chosen, flavour: Flavour, t: &mut
         Path::NemesisTcp | Path::Mvapich2Verbs => return,
     };
     t.settings.push(mca("osc", osc, why));
+    if ompi5 && matches!(chosen.path, Path::Ofi(_)) && chosen.ip.is_empty() {
+        // With pml cm only self and sm are kept, and osc rdma between hosts fails
+        // ("BTLs attempted: self"). The OFI BTL drives the same provider as the MTL:
+        // both read opal_common_ofi_provider_include (mtl_ofi_provider_include and
+        // btl_ofi_provider_include are its other names, in 4.1 and 5.0).
+        let btl = Knob::Mca("btl".into());
+        if let Some(setting) = t.settings.iter_mut().find(|s| s.knob == btl) {
+            setting.value = "self,sm,ofi".into();
+            setting.reason =
+                "self, shared memory and the OFI BTL on the MTL's provider, which osc rdma needs between hosts".into();
+        }
+    }
     if ompi5 && matches!(chosen.path, Path::Ofi(_)) && !chosen.ip.is_empty() {
         // osc rdma needs a BTL between hosts; with pml cm only self and sm are kept, so
         // the TCP BTL is put back, restricted to the selected interfaces.

@@ -63,6 +63,37 @@ fn osc_and_coll_follow_the_path() {
     }
 }
 
+/// On an RDMA provider (Slingshot's cxi, EFA, OPX, verbs for iWARP) Open MPI 5's osc rdma
+/// needs a BTL between hosts: the OFI BTL, on the provider the MTL uses.
+#[test]
+fn open_mpi_5_over_an_rdma_provider_keeps_the_ofi_btl_for_osc_rdma() {
+    for (fixture, args, provider) in [
+        ("slingshot", "--enable slingshot", "cxi"),
+        ("efa", "--enable efa", "efa"),
+        ("opa", "--enable opa:opx", "opx"),
+        ("iwarp", "--enable iwarp", "verbs;ofi_rxm"),
+    ] {
+        let all = all_settings(fixture, args, "openmpi-5.0");
+        for want in [
+            "OMPI_MCA_pml=cm".to_string(),
+            "OMPI_MCA_btl=self,sm,ofi".to_string(),
+            format!("OMPI_MCA_mtl_ofi_provider_include={provider}"),
+            "OMPI_MCA_osc=sm,rdma".to_string(),
+        ] {
+            assert!(
+                all.contains(&want),
+                "{fixture}: {want} missing from {all:?}"
+            );
+        }
+    }
+    // Open MPI 4.1 keeps osc pt2pt over the MTL there, and no network BTL.
+    let all = all_settings("slingshot", "--enable slingshot", "openmpi-4.1");
+    assert!(
+        all.contains(&"OMPI_MCA_btl=self,vader".to_string()),
+        "{all:?}"
+    );
+}
+
 #[test]
 fn open_mpi_5_over_ofi_keeps_a_tcp_btl_for_osc_rdma_on_the_same_interfaces() {
     let all = all_settings("bond", "--enable 10.80.0.0/24:ofi", "openmpi-5.0");
