@@ -1,6 +1,9 @@
 //! `b_eff_io`: the effective I/O bandwidth benchmark. Thin front over [`beffio::run`].
 
 fn main() {
+    // Started only to read a bundled transport library's registry (netsel::stack): that,
+    // and nothing else.
+    benchkit::answer_registry_request();
     // A closed standard stream must not become the number of an output file.
     outfile::stdout::guard_standard_streams();
     // Arguments as the OS gives them: a path need not be UTF-8 (std::env::args would

@@ -218,17 +218,18 @@ pub fn apply_to_env(selection: &Selection, flavour: Flavour) -> Result<Report, E
 
 /// Like [`apply_to_env`], with every setting checked first against the registries of
 /// the libraries this process loads ([`crate::stack`]: its mapped MPI library and the
-/// transports that links, asked in-process) — before the environment changes, since a
-/// set `FI_PROVIDER` narrows what libfabric registers. See [`Report::check_against`].
+/// transports that links; a bundled one asked by a child of this program, whose `main`
+/// must call [`crate::stack::answer_registry_request`] first) — before the environment
+/// changes, since a set `FI_PROVIDER` narrows what libfabric registers. See
+/// [`Report::check_against`].
 pub fn apply_to_env_checked(selection: &Selection, flavour: Flavour) -> Result<Report, Error> {
     let host = Discovery::live().discover()?;
     let environment: BTreeMap<String, String> = std::env::vars().collect();
     let mut report = plan(selection, flavour, &host, &environment)?;
-    let stack = crate::stack::read(
-        flavour,
-        crate::stack::mapped_mpi_library(),
-        &crate::stack::InProcess::Here,
-    );
+    // Bundled transports are read by a child of this program (which answers
+    // crate::stack::REGISTRY_REQUEST_ENV first in its main).
+    let me = std::env::current_exe().unwrap_or_default();
+    let stack = crate::stack::read(flavour, crate::stack::mapped_mpi_library(), &me);
     report.check_against(&stack);
     set_env(&report);
     Ok(report)

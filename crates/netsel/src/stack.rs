@@ -6,18 +6,45 @@
 //! load. A tool is only believed for the very file the job loads: `ldd TOOL` must resolve
 //! the library to the same path (another UCX's `ucx_info` on PATH would answer for a
 //! library the job does not load). A transport library without its tool (the copies MPI
-//! wheels bundle) is asked in-process ([`libprobe`]), here or in a child process
-//! ([`InProcess`]).
+//! wheels bundle) is asked through its own API ([`libprobe`]) in a child process — this
+//! program again, started with [`REGISTRY_REQUEST_ENV`] — never in the caller: a
+//! libfabric initialized before the job's settings are in the environment keeps the
+//! values it read (a rank's `FI_TCP_IFACE` would be lost), and a library that crashes
+//! costs only its registry.
 
-/// How a transport library that ships without its tool is asked for its registry.
-#[derive(Debug, Clone)]
-pub enum InProcess {
-    /// In this process (a benchmark rank before `MPI_Init`: the library is the one it
-    /// is about to initialize anyway).
-    Here,
-    /// In a child: this program with `net registry-of KIND PATH` (`xylem`), so that a
-    /// library that crashes costs only its registry.
-    Child(PathBuf),
+/// The variable that starts a program of the suite as a registry reader instead of its
+/// run: `KIND PATH` (`ucx /opt/x/libucp.so.0`, `libfabric /opt/x/libfabric.so.1`). Every
+/// program calls [`answer_registry_request`] first in `main`.
+pub const REGISTRY_REQUEST_ENV: &str = "XYLEM_REGISTRY_OF";
+
+/// When this process was started to read a transport library's registry
+/// ([`REGISTRY_REQUEST_ENV`]), prints it ([`libprobe`]) and leaves: 0 when read, 1 with
+/// the reason on stderr. Otherwise returns at once. Call first in `main`.
+pub fn answer_registry_request() {
+    let Some(request) = std::env::var_os(REGISTRY_REQUEST_ENV) else {
+        return;
+    };
+    let request = request.to_string_lossy().into_owned();
+    let (kind, path) = request.split_once(' ').unwrap_or((&request, ""));
+    let read = match kind {
+        "ucx" => libprobe::ucx(Path::new(path)).map_err(|e| e.to_string()),
+        "libfabric" => libprobe::libfabric(Path::new(path)).map_err(|e| e.to_string()),
+        other => Err(format!(
+            "{REGISTRY_REQUEST_ENV}: unknown library kind `{other}` (ucx or libfabric)"
+        )),
+    };
+    use std::io::Write;
+    let code = match read {
+        Ok(text) => match std::io::stdout().write_all(text.as_bytes()) {
+            Ok(()) => 0,
+            Err(_) => 1,
+        },
+        Err(why) => {
+            let _ = writeln!(std::io::stderr(), "{why}");
+            1
+        }
+    };
+    std::process::exit(code)
 }
 
 use std::io::Read;
@@ -30,8 +57,8 @@ use crate::registry::{Family, Registry, Stack};
 
 /// Reads the registries of the libraries `flavour`'s job loads here: the MPI library
 /// `mpi` (see [`mpi_library`], [`mapped_mpi_library`]) and the transports it loads.
-pub fn read(flavour: Flavour, mpi: Option<PathBuf>, how: &InProcess) -> Stack {
-    let mut stack = read_loaded(flavour, mpi, how);
+pub fn read(flavour: Flavour, mpi: Option<PathBuf>, prober: &Path) -> Stack {
+    let mut stack = read_loaded(flavour, mpi, prober);
     // A library that lacks a parameter, for the tests: names taken out of every registry
     // as if the library did not have them (no real library here lacks what the TCP path
     // sets).
@@ -49,7 +76,7 @@ pub fn read(flavour: Flavour, mpi: Option<PathBuf>, how: &InProcess) -> Stack {
 /// registries read.
 pub const TEST_DROP_ENV: &str = "XYLEM_TEST_REGISTRY_DROP";
 
-fn read_loaded(flavour: Flavour, mpi: Option<PathBuf>, how: &InProcess) -> Stack {
+fn read_loaded(flavour: Flavour, mpi: Option<PathBuf>, prober: &Path) -> Stack {
     let mut stack = Stack::default();
     let mut loaded: Vec<PathBuf> = Vec::new();
     match flavour {
@@ -129,7 +156,7 @@ fn read_loaded(flavour: Flavour, mpi: Option<PathBuf>, how: &InProcess) -> Stack
         "libucp.so",
         "ucx_info",
         Family::Ucx,
-        how,
+        prober,
     );
     transport(
         &mut stack,
@@ -137,7 +164,7 @@ fn read_loaded(flavour: Flavour, mpi: Option<PathBuf>, how: &InProcess) -> Stack
         "libfabric.so",
         "fi_info",
         Family::Libfabric,
-        how,
+        prober,
     );
     stack
 }
@@ -149,7 +176,7 @@ fn transport(
     stem: &str,
     tool: &str,
     family: Family,
-    how: &InProcess,
+    prober: &Path,
 ) {
     let Some(lib) = loaded.iter().find(|p| {
         p.file_name()
@@ -173,7 +200,7 @@ fn transport(
         }
         .ok_or_else(|| format!("{} did not answer", tool.display())),
         // No tool reads this copy: the library is asked in a process of its own.
-        None => in_process(lib, family, how),
+        None => in_process(lib, family, prober),
     };
     match read {
         Ok(r) => stack.registries.push(r),
@@ -181,27 +208,20 @@ fn transport(
     }
 }
 
-/// The registry of `lib` read in-process ([`libprobe`]), here or in a child.
-fn in_process(lib: &Path, family: Family, how: &InProcess) -> Result<Registry, String> {
-    let text = match how {
-        InProcess::Here => match family {
-            Family::Ucx => libprobe::ucx(lib),
-            _ => libprobe::libfabric(lib),
-        }
-        .map_err(|e| e.to_string()),
-        InProcess::Child(exe) => {
-            let kind = if family == Family::Ucx {
-                "ucx"
-            } else {
-                "libfabric"
-            };
-            let (Some(exe), Some(path)) = (exe.to_str(), lib.to_str()) else {
-                return Err(format!("{} is not a UTF-8 path", lib.display()));
-            };
-            run_tool(&[exe, "net", "registry-of", kind, path])
-                .filter(|t| !t.starts_with("xylem:"))
+/// The registry of `lib` read through its API by `prober` (this program) in a child.
+fn in_process(lib: &Path, family: Family, prober: &Path) -> Result<Registry, String> {
+    let kind = if family == Family::Ucx {
+        "ucx"
+    } else {
+        "libfabric"
+    };
+    let text = match (prober.to_str(), lib.to_str()) {
+        (Some(exe), Some(path)) => {
+            run_tool_with(&[exe], &[(REGISTRY_REQUEST_ENV, &format!("{kind} {path}"))])
+                .filter(|t| t.starts_with("libfabric: ") || t.starts_with("# Version "))
                 .ok_or_else(|| "the child that reads it failed".to_string())
         }
+        _ => Err(format!("{} is not a UTF-8 path", lib.display())),
     }
     .map_err(|why| {
         format!(
@@ -355,7 +375,13 @@ pub const TOOL_TIMEOUT: Duration = Duration::from_secs(5);
 
 /// Runs a tool with a timeout ([`TOOL_TIMEOUT`]); its stdout and stderr, or `None`.
 pub fn run_tool(cmd: &[&str]) -> Option<String> {
+    run_tool_with(cmd, &[])
+}
+
+/// [`run_tool`] with `env` added to the tool's environment.
+fn run_tool_with(cmd: &[&str], env: &[(&str, &str)]) -> Option<String> {
     let mut command = Command::new(cmd[0]);
+    command.envs(env.iter().copied());
     // A tool run from inside a rank must not take the rank's place with its launcher: an
     // MPI tool (mpivars, impi_info) would talk to the launcher's PMI server on the
     // rank's socket, and the rank's own MPI_Init would then wait for ever.

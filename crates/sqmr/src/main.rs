@@ -2,6 +2,9 @@
 //! every rank agreed on.
 
 fn main() {
+    // Started only to read a bundled transport library's registry (netsel::stack): that,
+    // and nothing else.
+    benchkit::answer_registry_request();
     // Before MPI or any file is opened: a closed standard stream is taken by /dev/null,
     // and a closed standard output makes every write to it an error (exit 1).
     outfile::stdout::guard_standard_streams();

@@ -105,26 +105,6 @@ pub enum NetCommand {
         #[arg(required = true, trailing_var_arg = true, value_name = "LAUNCHER")]
         launcher: Vec<OsString>,
     },
-    /// The parameter registry of the libfabric or UCX library at PATH, read in-process
-    /// and printed as `fi_info -e` or `ucx_info -c -f` would: what `resolve` and `check`
-    /// run for a library that ships without its tool.
-    #[command(hide = true)]
-    RegistryOf {
-        /// The library kind.
-        #[arg(value_enum)]
-        kind: RegistryKind,
-        /// Its file (`libfabric.so.1`, `libucp.so.0`).
-        path: PathBuf,
-    },
-}
-
-/// A transport library whose registry `net registry-of` reads.
-#[derive(Debug, Clone, Copy, ValueEnum)]
-pub enum RegistryKind {
-    /// libfabric (`fi_getparams`).
-    Libfabric,
-    /// UCX (`ucs_config_parser_print_all_opts`).
-    Ucx,
 }
 
 /// `--enable|--disable LIST [--mpi FLAVOUR] [--sysfs DIR]`.

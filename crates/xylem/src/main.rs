@@ -25,6 +25,9 @@ use std::process::ExitCode;
 use clap::Parser;
 
 fn main() -> ExitCode {
+    // Started only to read a bundled transport library's registry (netsel::stack): that,
+    // and nothing else.
+    netsel::stack::answer_registry_request();
     // Before anything opens a file: a closed standard stream is taken by /dev/null, and a
     // closed standard output makes every write to it fail (exit 1, said on stderr).
     outfile::stdout::guard_standard_streams();

@@ -8,7 +8,7 @@ use std::process::Command;
 use netsel::format::{host_table, report_sh, report_text, selection_warnings};
 use netsel::{plan, unreachable_pairs, Discovery, Host, HostNetworks, Report, Selection};
 
-use crate::cli::{Format, NetCommand, RegistryKind, SelectionArgs};
+use crate::cli::{Format, NetCommand, SelectionArgs};
 use crate::crosscheck::cross_check;
 use crate::detect::{detect_flavour, parse_flavour, DetectError};
 
@@ -72,13 +72,6 @@ pub fn run(command: NetCommand) -> Result<(), NetError> {
             selection,
             launcher,
         } => check(&selection, &launcher),
-        NetCommand::RegistryOf { kind, path } => {
-            let read = match kind {
-                RegistryKind::Libfabric => libprobe::libfabric(&path),
-                RegistryKind::Ucx => libprobe::ucx(&path),
-            };
-            print(&read.map_err(|e| NetError::new(1, e.to_string()))?)
-        }
         NetCommand::Exec {
             selection,
             verbose,
@@ -362,11 +355,8 @@ fn registry_check(
     warn: bool,
 ) {
     // A bundled transport library without its tool is asked by a child of this xylem.
-    let how = match std::env::current_exe() {
-        Ok(me) => netsel::stack::InProcess::Child(me),
-        Err(_) => netsel::stack::InProcess::Here,
-    };
-    let stack = netsel::stack::read(flavour, netsel::stack::mpi_library(program), &how);
+    let me = std::env::current_exe().unwrap_or_default();
+    let stack = netsel::stack::read(flavour, netsel::stack::mpi_library(program), &me);
     report.check_against(&stack);
     if warn {
         for note in report.registry_notes() {
