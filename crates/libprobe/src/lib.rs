@@ -5,7 +5,7 @@
 //! Each function opens the library with `dlopen`, asks it through its own API and prints
 //! the registry in the form of the library's tool (`fi_info -e`, `ucx_info -c -f`), so
 //! that one parser reads both (`netsel::registry`). Loading a library runs its code:
-//! callers run these in a child process of their own (`xylem net registry-of`), so that a
+//! callers run these in a child process of their own (`netsel::stack`), so that a
 //! library that crashes or hangs costs a missing registry, not the caller.
 
 use std::ffi::{c_char, c_int, c_uint, c_void, CStr};

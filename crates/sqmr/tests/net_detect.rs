@@ -217,7 +217,7 @@ fn every_fabric_setting_is_checked_against_the_registries_of_the_libraries_loade
         }
         Installation::Mpich5 | Installation::OpenMpi5 => {
             // The wheels bundle UCX 1.20.1 and libfabric 2.5 without ucx_info or
-            // fi_info: both are read in-process (`xylem net registry-of`).
+            // fi_info: both are read through their APIs, by a child (XYLEM_REGISTRY_OF).
             assert!(checked == tcp.settings().len(), "{table}");
             let libraries = tcp.registry()["libraries"].to_string();
             assert!(libraries.contains("\"UCX 1.20.1\""), "{libraries}");
