@@ -61,14 +61,15 @@ pub mod start;
 #[cfg(feature = "mpi")]
 pub mod watchdog;
 
+#[cfg(feature = "mpi")]
 pub use agree::{
     agree, agree_failure_max, agree_message, gather_all, gather_strings, max_all, message_of,
     options_or_leave, sum_all, Agreed, Failure,
 };
 pub use exit::Exit;
-#[cfg(feature = "mpi")]
 /// Call first in `main`: a process started only to read a transport library's registry
 /// for the network check does that and leaves ([`netsel::stack`]).
+#[cfg(feature = "mpi")]
 pub use netsel::stack::answer_registry_request;
 #[cfg(feature = "mpi")]
 pub use start::{
