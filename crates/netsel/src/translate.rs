@@ -792,7 +792,7 @@ fn open_mpi_one_sided_and_collectives(chosen: &Chosen, flavour: Flavour, t: &mut
     }
     t.settings.push(mca(
         "coll",
-        if ompi5 { "^hcoll,ucc" } else { "^hcoll" },
+        "^hcoll,ucc",
         "collectives: not the components with a transport of their own, which would pick their own devices",
     ));
 }

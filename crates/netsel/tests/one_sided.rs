@@ -21,7 +21,7 @@ fn osc_and_coll_follow_the_path() {
             "bond",
             "--enable 10.80.0.0/24",
             "openmpi-4.1",
-            ["OMPI_MCA_osc=sm,pt2pt", "OMPI_MCA_coll=^hcoll"],
+            ["OMPI_MCA_osc=sm,pt2pt", "OMPI_MCA_coll=^hcoll,ucc"],
         ),
         (
             "bond",
@@ -33,7 +33,7 @@ fn osc_and_coll_follow_the_path() {
             "bond",
             "--enable 10.80.0.0/24:ucx",
             "openmpi-4.1",
-            ["OMPI_MCA_osc=sm,ucx", "OMPI_MCA_coll=^hcoll"],
+            ["OMPI_MCA_osc=sm,ucx", "OMPI_MCA_coll=^hcoll,ucc"],
         ),
         (
             "ib-ipoib",
@@ -45,13 +45,13 @@ fn osc_and_coll_follow_the_path() {
             "bond",
             "--disable docker0",
             "openmpi-4.1",
-            ["OMPI_MCA_osc=sm,pt2pt", "OMPI_MCA_coll=^hcoll"],
+            ["OMPI_MCA_osc=sm,pt2pt", "OMPI_MCA_coll=^hcoll,ucc"],
         ),
         (
             "bond",
             "--enable 10.80.0.0/24:ofi",
             "openmpi-4.1",
-            ["OMPI_MCA_osc=sm,pt2pt", "OMPI_MCA_coll=^hcoll"],
+            ["OMPI_MCA_osc=sm,pt2pt", "OMPI_MCA_coll=^hcoll,ucc"],
         ),
     ];
     for (fixture, args, flavour, want) in cases {

@@ -178,7 +178,7 @@ fn open_mpi_50_differs_where_it_must() {
         strs(&[
             "OMPI_MCA_pml=cm",
             "OMPI_MCA_mtl=ofi",
-            "OMPI_MCA_btl=self,sm",
+            "OMPI_MCA_btl=self,sm,ofi",
             "OMPI_MCA_mtl_ofi_provider_include=verbs;ofi_rxm",
             "FI_PROVIDER=verbs;ofi_rxm",
             "FI_VERBS_DEVICE_NAME=cxgb4_0",
@@ -659,7 +659,7 @@ fn truescale_qib_is_infiniband_through_psm() {
             &[
                 "OMPI_MCA_pml=cm",
                 "OMPI_MCA_mtl=ofi",
-                "OMPI_MCA_btl=self,sm",
+                "OMPI_MCA_btl=self,sm,ofi",
                 "OMPI_MCA_mtl_ofi_provider_include=verbs;ofi_rxm",
                 "FI_PROVIDER=verbs;ofi_rxm",
                 "FI_VERBS_DEVICE_NAME=qib0",
@@ -924,7 +924,7 @@ fn efa_goes_through_the_efa_provider_with_every_selected_device() {
     );
     assert_eq!(
         settings("efa", "--enable efa", "openmpi-5.0"),
-        ompi("self,sm")
+        ompi("self,sm,ofi")
     );
     assert_eq!(
         settings("efa", "--enable efa", "mpich-ofi"),
@@ -993,7 +993,7 @@ fn slingshot_goes_through_cxi_with_every_selected_nic() {
     ] {
         assert_eq!(
             settings("slingshot", args, "openmpi-5.0"),
-            ompi("self,sm", all),
+            ompi("self,sm,ofi", all),
             "{args}"
         );
         assert_eq!(
@@ -1129,7 +1129,7 @@ fn omni_path_express_is_taken_when_asked_for() {
     let mut ompi = strs(&[
         "OMPI_MCA_pml=cm",
         "OMPI_MCA_mtl=ofi",
-        "OMPI_MCA_btl=self,sm",
+        "OMPI_MCA_btl=self,sm,ofi",
         "OMPI_MCA_mtl_ofi_provider_include=opx",
     ]);
     ompi.extend(strs(&one));
