@@ -360,7 +360,13 @@ fn sigterm_keeps_every_finished_partition() {
     let rows = csv_rows(dir.path());
     assert!(
         rows <= in_json && rows + 3 * 43 >= in_json,
-        "{rows} CSV rows, {in_json} patterns in the JSON"
+        "{rows} CSV rows, {in_json} patterns in the JSON; unfinished: {}\nCSV rows: {:?}\n{stderr}",
+        doc["unfinished"],
+        std::fs::read_to_string(dir.path().join("r.csv"))
+            .unwrap()
+            .lines()
+            .map(|l| l.split(',').take(5).collect::<Vec<_>>().join(","))
+            .collect::<Vec<_>>()
     );
 }
 
