@@ -109,6 +109,49 @@ impl Report {
             .iter()
             .filter(|s| !self.already_set.contains(&s.knob.env_name()))
     }
+
+    /// Checks every setting against the registries of `stack` ([`crate::registry`]):
+    /// what a library will not read as written becomes a warning naming this host (a
+    /// loss, refused under `--strict`); the count, the settings read under another name
+    /// and those that could not be checked become notes; the result is kept in
+    /// [`Report::registry`].
+    pub fn check_against(&mut self, stack: &crate::registry::Stack) {
+        let host = &self.host.hostname;
+        let checked = crate::registry::check(&self.translation.settings, stack);
+        self.translation.warnings.extend(
+            checked
+                .findings
+                .iter()
+                .map(|f| format!("host {host}: {}", f.warning())),
+        );
+        self.translation.notes.push(format!(
+            "{} of {} settings checked against the registries of {}",
+            checked.checked,
+            self.translation.settings.len(),
+            if checked.libraries.is_empty() {
+                "no library".to_string()
+            } else {
+                checked.libraries.join(", ")
+            }
+        ));
+        self.registry = Some(checked);
+        let notes = self.registry_notes();
+        self.translation.notes.extend(notes);
+    }
+
+    /// What [`Report::check_against`] notes beyond its count: the settings read under
+    /// another name, and those it could not check, each naming this host.
+    pub fn registry_notes(&self) -> Vec<String> {
+        let host = &self.host.hostname;
+        self.registry.as_ref().map_or_else(Vec::new, |c| {
+            let renamed = c.renamed.iter().map(|r| format!("host {host}: {r}"));
+            let unchecked = c
+                .unchecked
+                .iter()
+                .map(|u| format!("host {host}: not checked against the library: {u}"));
+            renamed.chain(unchecked).collect()
+        })
+    }
 }
 
 /// Resolves and translates on a discovered host, checking against an environment.
@@ -164,51 +207,6 @@ pub fn plan(
     })
 }
 
-impl Report {
-    /// Checks every setting against the registries of `stack` ([`crate::registry`]):
-    /// what a library will not read as written becomes a warning naming this host (a
-    /// loss, refused under `--strict`); the count, the settings read under another name
-    /// and those that could not be checked become notes; the result is kept in
-    /// [`Report::registry`].
-    pub fn check_against(&mut self, stack: &crate::registry::Stack) {
-        let host = &self.host.hostname;
-        let checked = crate::registry::check(&self.translation.settings, stack);
-        self.translation.warnings.extend(
-            checked
-                .findings
-                .iter()
-                .map(|f| format!("host {host}: {}", f.warning())),
-        );
-        self.translation.notes.push(format!(
-            "{} of {} settings checked against the registries of {}",
-            checked.checked,
-            self.translation.settings.len(),
-            if checked.libraries.is_empty() {
-                "no library".to_string()
-            } else {
-                checked.libraries.join(", ")
-            }
-        ));
-        self.registry = Some(checked);
-        let notes = self.registry_notes();
-        self.translation.notes.extend(notes);
-    }
-
-    /// What [`Report::check_against`] notes beyond its count: the settings read under
-    /// another name, and those it could not check, each naming this host.
-    pub fn registry_notes(&self) -> Vec<String> {
-        let host = &self.host.hostname;
-        self.registry.as_ref().map_or_else(Vec::new, |c| {
-            let renamed = c.renamed.iter().map(|r| format!("host {host}: {r}"));
-            let unchecked = c
-                .unchecked
-                .iter()
-                .map(|u| format!("host {host}: not checked against the library: {u}"));
-            renamed.chain(unchecked).collect()
-        })
-    }
-}
-
 /// Discovers this host, plans against this process's environment and sets the
 /// environment (MCA parameters as `OMPI_MCA_*`). Call before `MPI_Init`, before any
 /// other thread starts.
@@ -223,16 +221,13 @@ pub fn apply_to_env(selection: &Selection, flavour: Flavour) -> Result<Report, E
 /// changes, since a set `FI_PROVIDER` narrows what libfabric registers. See
 /// [`Report::check_against`].
 pub fn apply_to_env_checked(selection: &Selection, flavour: Flavour) -> Result<Report, Error> {
-    let host = Discovery::live().discover()?;
-    let environment: BTreeMap<String, String> = std::env::vars().collect();
-    let mut report = plan(selection, flavour, &host, &environment)?;
-    // Bundled transports are read by a child of this program (which answers
-    // crate::stack::REGISTRY_REQUEST_ENV first in its main).
-    let me = std::env::current_exe().unwrap_or_default();
-    let stack = crate::stack::read(flavour, crate::stack::mapped_mpi_library(), &me);
-    report.check_against(&stack);
-    set_env(&report);
-    Ok(report)
+    apply_after(selection, flavour, &Discovery::live(), |report| {
+        // Bundled transports are read by a child of this program (which answers
+        // crate::stack::REGISTRY_REQUEST_ENV first in its main).
+        let me = std::env::current_exe().unwrap_or_default();
+        let stack = crate::stack::read(flavour, crate::stack::mapped_mpi_library(), &me);
+        report.check_against(&stack);
+    })
 }
 
 /// Like [`apply_to_env`] with an explicit discovery (e.g. a fixture sysfs root).
@@ -241,16 +236,24 @@ pub fn apply_with(
     flavour: Flavour,
     discovery: &Discovery,
 ) -> Result<Report, Error> {
-    let host = discovery.discover()?;
-    let environment: BTreeMap<String, String> = std::env::vars().collect();
-    let report = plan(selection, flavour, &host, &environment)?;
-    set_env(&report);
-    Ok(report)
+    apply_after(selection, flavour, discovery, |_| {})
 }
 
-fn set_env(report: &Report) {
+/// Plans on the discovered host against this process's environment, lets `before`
+/// see the report while the environment is still unchanged, then sets the environment.
+fn apply_after(
+    selection: &Selection,
+    flavour: Flavour,
+    discovery: &Discovery,
+    before: impl FnOnce(&mut Report),
+) -> Result<Report, Error> {
+    let host = discovery.discover()?;
+    let environment: BTreeMap<String, String> = std::env::vars().collect();
+    let mut report = plan(selection, flavour, &host, &environment)?;
+    before(&mut report);
     for s in report.to_apply() {
         let (k, v) = s.env_pair();
         std::env::set_var(k, v);
     }
+    Ok(report)
 }

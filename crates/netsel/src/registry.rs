@@ -256,9 +256,7 @@ impl Registry {
         let prefix = format!("FI_{}_", provider.to_ascii_uppercase());
         self.params.keys().any(|k| k.starts_with(&prefix))
     }
-}
 
-impl Registry {
     /// The provider a libfabric variable `FI_<PROVIDER>_…` belongs to, when this
     /// libfabric has that provider but registered none of its variables: libfabric 2
     /// providers (verbs among them) define theirs only once they find a device.
@@ -368,15 +366,20 @@ pub fn check(settings: &[Setting], stack: &Stack) -> Checked {
         libraries: stack.registries.iter().map(|r| r.name.clone()).collect(),
         ..Checked::default()
     };
-    // (why, setting): said once per reason, the settings listed.
-    let mut unread: Vec<(String, String)> = Vec::new();
+    // Why a setting was not checked → the settings: said once per reason.
+    let mut unread: Vec<(String, Vec<String>)> = Vec::new();
+    let mut not_checked =
+        |why: String, shown: String| match unread.iter_mut().find(|(w, _)| *w == why) {
+            Some((_, all)) => all.push(shown),
+            None => unread.push((why, vec![shown])),
+        };
     for s in settings {
         let shown = format!("{}={}", s.env, s.value);
         let Some(family) = Family::reading(&s.env) else {
-            unread.push((
+            not_checked(
                 "no registry of the library that reads it is known to xylem".into(),
                 shown,
-            ));
+            );
             continue;
         };
         let Some(reg) = stack.of(family) else {
@@ -386,133 +389,148 @@ pub fn check(settings: &[Setting], stack: &Stack) -> Checked {
                 .find(|(f, _)| *f == family)
                 .map(|(_, why)| why.clone())
                 .unwrap_or_else(|| format!("the job loads no {family} that xylem found"));
-            unread.push((format!("not checked ({why})"), shown));
+            not_checked(format!("not checked ({why})"), shown);
             continue;
         };
-        out.checked += 1;
-        let name = match &s.knob {
-            Knob::Mca(n) => n.clone(),
-            Knob::Env(n) => n.clone(),
-        };
-        let finding = |problem: String, outcome: &str| Finding {
-            setting: shown.clone(),
-            library: reg.name.clone(),
-            problem,
-            outcome: outcome.to_string(),
-        };
-        let Some(param) = reg.params.get(&name) else {
-            if let Some(p) = reg.silent_provider_of(&name) {
-                out.checked -= 1;
-                unread.push((
+        let (Knob::Mca(name) | Knob::Env(name)) = &s.knob;
+        let Some(param) = reg.params.get(name) else {
+            if let Some(p) = reg.silent_provider_of(name) {
+                not_checked(
                     format!(
                         "not checked ({} has the provider {p}, which defines its variables only once it finds a device, and it found none here)",
                         reg.name
                     ),
                     shown,
-                ));
+                );
                 continue;
             }
-            out.findings.push(finding(
+            out.checked += 1;
+            out.findings.push(Finding::new(
+                &shown,
+                reg,
                 format!("has no parameter {name}"),
                 "the library ignores it and uses its default",
             ));
             continue;
         };
+        out.checked += 1;
         if let Some(newer) = &param.synonym_of {
             out.renamed.push(format!(
                 "{shown}: {} reads {name} as another name of {newer}",
                 reg.name
             ));
         }
-        if family == Family::OpenMpi && FRAMEWORKS.contains(&name.as_str()) {
-            // An include list must name components this build has; an exclude list (`^`)
-            // naming one it lacks excludes nothing more.
-            if !s.value.starts_with('^') {
-                let have = reg.components.get(&name);
-                let missing: Vec<&str> = s
-                    .value
-                    .split(',')
-                    .map(str::trim)
-                    .filter(|c| !c.is_empty() && !have.is_some_and(|h| h.contains(*c)))
-                    .collect();
-                if !missing.is_empty() {
-                    out.findings.push(finding(
-                        format!(
-                            "has no {name} component {} (it has {})",
-                            missing.join(", "),
-                            have.map(|h| h.iter().cloned().collect::<Vec<_>>().join(", "))
-                                .unwrap_or_else(|| "none".into())
-                        ),
-                        "MPI_Init fails: a requested component was not found",
-                    ));
-                }
-            }
-            continue;
-        }
-        if family == Family::Libfabric && name == "FI_PROVIDER"
+        let found = if family == Family::OpenMpi && FRAMEWORKS.contains(&name.as_str()) {
+            missing_components(&shown, reg, name, &s.value)
+        } else if family == Family::Libfabric && name == "FI_PROVIDER"
             || family == Family::IntelMpi && name == "I_MPI_OFI_PROVIDER"
         {
-            let fabric = if family == Family::Libfabric {
-                Some(reg)
-            } else {
-                stack.of(Family::Libfabric)
+            let fabric = match family {
+                Family::Libfabric => Some(reg),
+                _ => stack.of(Family::Libfabric),
             };
-            if let Some(fabric) = fabric {
-                let missing: Vec<&str> = s
-                    .value
-                    .trim_start_matches('^')
-                    .split([';', ','])
-                    .map(str::trim)
-                    .filter(|p| !p.is_empty() && !fabric.has_provider(p))
-                    .collect();
-                if !missing.is_empty() {
-                    out.findings.push(Finding {
-                        setting: shown.clone(),
-                        library: fabric.name.clone(),
-                        problem: format!("has no provider {}", missing.join(", ")),
-                        outcome: "no provider is found and MPI_Init fails".into(),
-                    });
-                }
-            }
-            continue;
-        }
-        if !param.valid.is_empty() {
-            let bad: Vec<&str> = s
-                .value
-                .split(',')
-                .map(str::trim)
-                .filter(|v| !param.valid.iter().any(|ok| ok.eq_ignore_ascii_case(v)))
-                .collect();
-            if !bad.is_empty() {
-                out.findings.push(finding(
-                    format!(
-                        "does not accept {} for {name} (it accepts {})",
-                        bad.join(", "),
-                        param.valid.join(", ")
-                    ),
-                    "the setting is refused, and what it selects is not used",
-                ));
-            }
-        }
+            fabric.and_then(|f| missing_providers(&shown, f, &s.value))
+        } else {
+            refused_values(&shown, reg, name, param, &s.value)
+        };
+        out.findings.extend(found);
     }
-    let mut reasons: Vec<&str> = Vec::new();
-    for (why, _) in &unread {
-        if !reasons.contains(&why.as_str()) {
-            reasons.push(why);
-        }
-    }
-    out.unchecked = reasons
-        .iter()
-        .map(|why| {
-            let shown: Vec<&str> = unread
-                .iter()
-                .filter(|(w, _)| w == why)
-                .map(|(_, s)| s.as_str())
-                .collect();
-            format!("{}: {why}", shown.join(" "))
-        })
+    out.unchecked = unread
+        .into_iter()
+        .map(|(why, shown)| format!("{}: {why}", shown.join(" ")))
         .collect();
     out
+}
+
+impl Finding {
+    fn new(shown: &str, library: &Registry, problem: String, outcome: &str) -> Finding {
+        Finding {
+            setting: shown.to_string(),
+            library: library.name.clone(),
+            problem,
+            outcome: outcome.to_string(),
+        }
+    }
+}
+
+/// An Open MPI framework's include list naming components this build lacks; an exclude
+/// list (`^`) naming one excludes nothing more, and is fine.
+fn missing_components(
+    shown: &str,
+    reg: &Registry,
+    framework: &str,
+    value: &str,
+) -> Option<Finding> {
+    if value.starts_with('^') {
+        return None;
+    }
+    let have = reg.components.get(framework);
+    let missing: Vec<&str> = value
+        .split(',')
+        .map(str::trim)
+        .filter(|c| !c.is_empty() && !have.is_some_and(|h| h.contains(*c)))
+        .collect();
+    (!missing.is_empty()).then(|| {
+        Finding::new(
+            shown,
+            reg,
+            format!(
+                "has no {framework} component {} (it has {})",
+                missing.join(", "),
+                have.map(|h| h.iter().cloned().collect::<Vec<_>>().join(", "))
+                    .unwrap_or_else(|| "none".into())
+            ),
+            "MPI_Init fails: a requested component was not found",
+        )
+    })
+}
+
+/// A provider list naming providers the libfabric `fabric` lacks.
+fn missing_providers(shown: &str, fabric: &Registry, value: &str) -> Option<Finding> {
+    let missing: Vec<&str> = value
+        .trim_start_matches('^')
+        .split([';', ','])
+        .map(str::trim)
+        .filter(|p| !p.is_empty() && !fabric.has_provider(p))
+        .collect();
+    (!missing.is_empty()).then(|| {
+        Finding::new(
+            shown,
+            fabric,
+            format!("has no provider {}", missing.join(", ")),
+            "no provider is found and MPI_Init fails",
+        )
+    })
+}
+
+/// The values of a comma list outside the ones `param` accepts, when it names them.
+fn refused_values(
+    shown: &str,
+    reg: &Registry,
+    name: &str,
+    param: &Param,
+    value: &str,
+) -> Option<Finding> {
+    if param.valid.is_empty() {
+        return None;
+    }
+    let bad: Vec<&str> = value
+        .split(',')
+        .map(str::trim)
+        .filter(|v| !param.valid.iter().any(|ok| ok.eq_ignore_ascii_case(v)))
+        .collect();
+    (!bad.is_empty()).then(|| {
+        Finding::new(
+            shown,
+            reg,
+            format!(
+                "does not accept {} for {name} (it accepts {})",
+                bad.join(", "),
+                param.valid.join(", ")
+            ),
+            "the setting is refused, and what it selects is not used",
+        )
+    })
 }
 
 #[cfg(test)]

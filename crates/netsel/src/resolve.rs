@@ -370,16 +370,23 @@ fn fabric_owns_its_netdevs(h: HumanName) -> bool {
     )
 }
 
-fn item_matches(host: &Host, item: &Item) -> Matches {
+fn item_matches(host: &Host, mode: Mode, item: &Item) -> Matches {
     let mut m = Matches::default();
     match &item.network {
         Network::Human(h) => {
             m.ports = ports_of(host, human_kinds(*h));
+            // `--disable ib` means the fabric, not only its RDMA: TCP over its own netdevs
+            // goes too (`ib:verbs` keeps to the ports).
+            let whole_fabric = mode == Mode::Disable && item.qualifier.is_none();
             m.ip = match h {
                 HumanName::Ethernet => ethernet_netdevs(host),
                 _ if item.qualifier == Some(Qualifier::Tcp) => fabric_netdevs(host, *h),
+                _ if whole_fabric && fabric_owns_its_netdevs(*h) => fabric_netdevs(host, *h),
                 _ => Vec::new(),
             };
+            if whole_fabric && !fabric_owns_its_netdevs(*h) && *h != HumanName::Ethernet {
+                m.nic_of = netdevs_behind(host, human_kinds(*h));
+            }
         }
         Network::Device { name, port } => {
             if let Some(n) = host.netdev(name) {
@@ -723,23 +730,7 @@ pub fn resolve(selection: &Selection, host: &Host) -> Result<Resolution, NoNetwo
     let per_item: Vec<(&Item, Matches)> = selection
         .items
         .iter()
-        .map(|i| {
-            let mut m = item_matches(host, i);
-            // `--disable ib` means the fabric, not only its RDMA: TCP over its own
-            // netdevs goes too (`ib:verbs` keeps to the ports).
-            if let (Mode::Disable, None, Network::Human(h)) =
-                (selection.mode, i.qualifier, &i.network)
-            {
-                if fabric_owns_its_netdevs(*h) {
-                    m.ip.extend(fabric_netdevs(host, *h));
-                    m.ip.sort();
-                    m.ip.dedup();
-                } else if *h != HumanName::Ethernet {
-                    m.nic_of = netdevs_behind(host, human_kinds(*h));
-                }
-            }
-            (i, m)
-        })
+        .map(|i| (i, item_matches(host, selection.mode, i)))
         .collect();
     let mut chosen = match selection.mode {
         Mode::Enable => enable(host, selection, &per_item, &mut candidates),

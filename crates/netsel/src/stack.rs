@@ -12,6 +12,14 @@
 //! values it read (a rank's `FI_TCP_IFACE` would be lost), and a library that crashes
 //! costs only its registry.
 
+use std::io::Read;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+use crate::flavour::Flavour;
+use crate::registry::{Family, Registry, Stack};
+
 /// The variable that starts a program of the suite as a registry reader instead of its
 /// run: `KIND PATH` (`ucx /opt/x/libucp.so.0`, `libfabric /opt/x/libfabric.so.1`). Every
 /// program calls [`answer_registry_request`] first in `main`.
@@ -46,14 +54,6 @@ pub fn answer_registry_request() {
     };
     std::process::exit(code)
 }
-
-use std::io::Read;
-use std::path::{Path, PathBuf};
-use std::process::{Command, Stdio};
-use std::time::{Duration, Instant};
-
-use crate::flavour::Flavour;
-use crate::registry::{Family, Registry, Stack};
 
 /// Reads the registries of the libraries `flavour`'s job loads here: the MPI library
 /// `mpi` (see [`mpi_library`], [`mapped_mpi_library`]) and the transports it loads.
@@ -178,11 +178,10 @@ fn transport(
     family: Family,
     prober: &Path,
 ) {
-    let Some(lib) = loaded.iter().find(|p| {
-        p.file_name()
-            .and_then(|n| n.to_str())
-            .is_some_and(|n| n.starts_with(stem))
-    }) else {
+    let Some(lib) = loaded
+        .iter()
+        .find(|p| file_name_is(p, |n| n.starts_with(stem)))
+    else {
         return;
     };
     let read = match tool_reading(lib, tool, &["libfabric"]) {
@@ -200,7 +199,7 @@ fn transport(
         }
         .ok_or_else(|| format!("{} did not answer", tool.display())),
         // No tool reads this copy: the library is asked in a process of its own.
-        None => in_process(lib, family, prober),
+        None => asked_through_its_api(lib, family, prober),
     };
     match read {
         Ok(r) => stack.registries.push(r),
@@ -209,7 +208,7 @@ fn transport(
 }
 
 /// The registry of `lib` read through its API by `prober` (this program) in a child.
-fn in_process(lib: &Path, family: Family, prober: &Path) -> Result<Registry, String> {
+fn asked_through_its_api(lib: &Path, family: Family, prober: &Path) -> Result<Registry, String> {
     let kind = if family == Family::Ucx {
         "ucx"
     } else {
@@ -268,11 +267,7 @@ pub fn mpi_library(program: Option<&Path>) -> Option<PathBuf> {
         .iter()
         .filter_map(|t| beside_launcher(t))
         .flat_map(|t| linked(&t))
-        .find(|l| {
-            l.file_name()
-                .and_then(|n| n.to_str())
-                .is_some_and(is_mpi_library)
-        })
+        .find(|l| file_name_is(l, is_mpi_library))
 }
 
 /// The MPI library this process has mapped (`/proc/self/maps`): a benchmark's own,
@@ -282,20 +277,24 @@ pub fn mapped_mpi_library() -> Option<PathBuf> {
     maps.lines()
         .filter_map(|l| l.split_whitespace().nth(5))
         .map(PathBuf::from)
-        .find(|p| {
-            p.file_name()
-                .and_then(|n| n.to_str())
-                .is_some_and(is_mpi_library)
-        })
+        .find(|p| file_name_is(p, is_mpi_library))
+}
+
+/// The first directory on PATH that holds an MPI launcher (`mpirun`, `mpiexec`).
+pub fn launcher_dir() -> Option<PathBuf> {
+    let path = std::env::var_os("PATH")?;
+    std::env::split_paths(&path)
+        .find(|dir| ["mpirun", "mpiexec"].iter().any(|l| dir.join(l).is_file()))
 }
 
 /// The tool `name` beside the first launcher on PATH.
 fn beside_launcher(name: &str) -> Option<PathBuf> {
-    let path = std::env::var_os("PATH")?;
-    std::env::split_paths(&path)
-        .find(|dir| ["mpirun", "mpiexec"].iter().any(|l| dir.join(l).is_file()))
-        .map(|d| d.join(name))
-        .filter(|t| t.is_file())
+    launcher_dir().map(|d| d.join(name)).filter(|t| t.is_file())
+}
+
+/// Whether `path`'s file name is UTF-8 and passes `test`.
+fn file_name_is(path: &Path, test: impl FnOnce(&str) -> bool) -> bool {
+    path.file_name().and_then(|n| n.to_str()).is_some_and(test)
 }
 
 /// The tool `name` that loads `lib` itself: looked for in the `bin` folders above the
@@ -317,9 +316,7 @@ fn tool_reading(lib: &Path, name: &str, subdirs: &[&str]) -> Option<PathBuf> {
     }
     candidates.into_iter().filter(|c| c.is_file()).find(|c| {
         linked(c).iter().any(|l| {
-            l.file_name()
-                .and_then(|n| n.to_str())
-                .is_some_and(|n| n.starts_with(&format!("{stem}.so")))
+            file_name_is(l, |n| n.starts_with(&format!("{stem}.so")))
                 && std::fs::canonicalize(l).ok().as_ref() == Some(&target)
         })
     })
@@ -333,13 +330,20 @@ fn linked(object: &Path) -> Vec<PathBuf> {
     let Ok(out) = Command::new("ldd").arg(object).output() else {
         return Vec::new();
     };
-    String::from_utf8_lossy(&out.stdout)
-        .lines()
-        .filter_map(|l| l.trim().split_once(" => "))
-        .map(|(_, rest)| rest.split(" (").next().unwrap_or_default().trim())
+    ldd_entries(&String::from_utf8_lossy(&out.stdout))
+        .map(|(_, path)| path)
         .filter(|p| p.starts_with('/'))
         .map(PathBuf::from)
         .collect()
+}
+
+/// `ldd`'s `NAME => PATH (ADDRESS)` lines as `(NAME, PATH)`; PATH is `not found` for a
+/// library the loader cannot find.
+fn ldd_entries(text: &str) -> impl Iterator<Item = (&str, &str)> {
+    text.lines().filter_map(|l| {
+        let (name, rest) = l.trim().split_once(" => ")?;
+        Some((name, rest.split(" (").next().unwrap_or_default().trim()))
+    })
 }
 
 /// Runs `tool args` (bounded); its output.
@@ -460,7 +464,7 @@ fn is_launcher_variable(name: &str) -> bool {
     PREFIXES.iter().any(|p| name.starts_with(p))
         || matches!(
             name,
-            "PMI_FD" | "PMI_PORT" | "OMPI_FILE_LOCATION" | "SLURM_PROCID" | "SLURM_LOCALID"
+            "OMPI_FILE_LOCATION" | "SLURM_PROCID" | "SLURM_LOCALID"
         )
 }
 
@@ -502,14 +506,10 @@ pub fn library_of(program: &Path) -> Result<Option<PathBuf>, String> {
             String::from_utf8_lossy(&out.stderr).trim()
         ));
     }
-    for line in text.lines() {
-        let Some((name, rest)) = line.trim().split_once(" => ") else {
-            continue;
-        };
+    for (name, path) in ldd_entries(&text) {
         if !is_mpi_library(name) {
             continue;
         }
-        let path = rest.split(" (").next().unwrap_or_default().trim();
         if path == "not found" || path.is_empty() {
             return Err(format!(
                 "{} needs {name}, which the loader does not find here (LD_LIBRARY_PATH?)",

@@ -18,6 +18,7 @@ use std::path::Path;
 use netsel::Flavour;
 
 use crate::library::{library_of, program_path, version_text};
+use netsel::stack::launcher_dir;
 pub(crate) use netsel::stack::run_tool;
 
 /// The environment variable naming the flavour.
@@ -162,11 +163,4 @@ fn from_program(program: &Path) -> Result<Option<Detected>, String> {
         ),
         others: Vec::new(),
     }))
-}
-
-/// The first directory on PATH that holds an MPI launcher (`mpirun`, `mpiexec`).
-fn launcher_dir() -> Option<std::path::PathBuf> {
-    let path = std::env::var_os("PATH")?;
-    std::env::split_paths(&path)
-        .find(|dir| ["mpirun", "mpiexec"].iter().any(|l| dir.join(l).is_file()))
 }

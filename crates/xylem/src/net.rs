@@ -219,11 +219,6 @@ fn discover(sysfs: Option<&std::path::Path>) -> Result<Host, NetError> {
     d.discover().map_err(|e| NetError::new(1, e.to_string()))
 }
 
-/// Resolves and plans on this host. Items that match nothing usable, and what the
-/// translation loses (a fast fabric over TCP, rails a knob cannot hold, a partition or
-/// VLAN that cannot reach RDMA) and, with `cross` on the live host, what `fi_info` and
-/// `ucx_info` disagree with ([`crate::crosscheck`]), are named on stderr (when `warn`; the text report names
-/// them too) and, with `--strict`, refuse the selection with exit 2.
 /// What [`resolve`] checks the plan against besides the host's devices.
 #[derive(Clone, Copy)]
 enum Checks {
@@ -235,6 +230,11 @@ enum Checks {
     Registry { notes_to_stderr: bool },
 }
 
+/// Resolves and plans on this host. Items that match nothing usable, and what the
+/// translation loses (a fast fabric over TCP, rails a knob cannot hold, a partition or
+/// VLAN that cannot reach RDMA) and, with [`Checks::Registry`] on the live host, what `fi_info` and
+/// `ucx_info` disagree with ([`crate::crosscheck`]), are named on stderr (when `warn`; the text report names
+/// them too) and, with `--strict`, refuse the selection with exit 2.
 fn resolve(
     args: &SelectionArgs,
     program: Option<&std::path::Path>,
