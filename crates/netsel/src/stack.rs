@@ -1,16 +1,17 @@
-//! The library stack a job loads on this host, and each library's parameter registry as
-//! its own tool prints it ([`crate::registry`]).
+//! The library stack a job loads on this host, and each library's parameter registry
+//! ([`crate::registry`]) as the library itself gives it.
 //!
 //! The MPI library is the one the program loads (`ldd`), or the one beside the first
 //! launcher on PATH; the transport libraries are those it and its network components
 //! load. A tool is only believed for the very file the job loads: `ldd TOOL` must resolve
 //! the library to the same path (another UCX's `ucx_info` on PATH would answer for a
-//! library the job does not load). A transport library without its tool (the copies MPI
-//! wheels bundle) is asked through its own API ([`libprobe`]) in a child process — this
-//! program again, started with [`REGISTRY_REQUEST_ENV`] — never in the caller: a
+//! library the job does not load). libfabric, and a UCX without its tool (the copies MPI
+//! wheels bundle), are asked through their own API ([`libprobe`]) in a child process —
+//! this program again, started with [`REGISTRY_REQUEST_ENV`] — never in the caller: a
 //! libfabric initialized before the job's settings are in the environment keeps the
 //! values it read (a rank's `FI_TCP_IFACE` would be lost), and a library that crashes
-//! costs only its registry.
+//! costs only its registry. The readers run side by side: the first rank of each host
+//! pays for the slowest, not their sum.
 
 use std::io::Read;
 use std::path::{Path, PathBuf};
@@ -77,133 +78,168 @@ pub fn read(flavour: Flavour, mpi: Option<PathBuf>, prober: &Path) -> Stack {
 pub const TEST_DROP_ENV: &str = "XYLEM_TEST_REGISTRY_DROP";
 
 fn read_loaded(flavour: Flavour, mpi: Option<PathBuf>, prober: &Path) -> Stack {
+    let direct = mpi.as_deref().map(linked).unwrap_or_default();
+    // The MPI library's tool and the transports the library links itself are read side
+    // by side (each is a process of its own that takes a few tenths of a second); the
+    // transports that only its network components load are known once the tool has said
+    // where they are.
+    let (own, mut transports) = std::thread::scope(|s| {
+        let own = s.spawn(|| mpi_registry(flavour, mpi.as_deref()));
+        let transports = read_transports(&direct, prober, &[]);
+        (own.join().unwrap_or_default(), transports)
+    });
+    let seen: Vec<Family> = transports.iter().map(|(f, _)| *f).collect();
+    transports.extend(read_transports(&own.components, prober, &seen));
+    transports.sort_by_key(|(f, _)| *f != Family::Ucx);
     let mut stack = Stack::default();
-    let mut loaded: Vec<PathBuf> = Vec::new();
+    match own.registry {
+        Some(Ok(r)) => stack.registries.push(r),
+        Some(Err(unread)) => stack.unread.push(unread),
+        None => {}
+    }
+    for (family, read) in transports {
+        match read {
+            Ok(r) => stack.registries.push(r),
+            Err(why) => stack.unread.push((family, why)),
+        }
+    }
+    stack
+}
+
+/// What the MPI library's own tool said: its registry (none for a library with no reader)
+/// and the libraries its network components load.
+#[derive(Default)]
+struct OwnRegistry {
+    registry: Option<Result<Registry, (Family, String)>>,
+    components: Vec<PathBuf>,
+}
+
+/// The registry of the MPI library `mpi` of `flavour`, read with its own tool.
+fn mpi_registry(flavour: Flavour, mpi: Option<&Path>) -> OwnRegistry {
+    let mut own = OwnRegistry::default();
     match flavour {
         Flavour::OpenMpi { .. } => {
             let tool = mpi
-                .as_deref()
                 .and_then(|lib| tool_reading(lib, "ompi_info", &[]))
                 .or_else(|| beside_launcher("ompi_info"));
-            match tool
-                .as_deref()
-                .and_then(|t| run(t, &["--all", "--parsable"]))
-            {
-                Some(text) => {
-                    let version = field(&text, "ompi:version:full:").unwrap_or("?");
-                    stack
-                        .registries
-                        .push(Registry::open_mpi(&format!("Open MPI {version}"), &text));
-                    if let Some(dir) = field(&text, "path:pkglibdir:") {
-                        for c in ["mca_pml_ucx.so", "mca_osc_ucx.so", "mca_mtl_ofi.so"] {
-                            loaded.extend(linked(&Path::new(dir).join(c)));
+            own.registry = Some(
+                match tool
+                    .as_deref()
+                    .and_then(|t| run(t, &["--all", "--parsable"]))
+                {
+                    Some(text) => {
+                        let version = field(&text, "ompi:version:full:").unwrap_or("?");
+                        if let Some(dir) = field(&text, "path:pkglibdir:") {
+                            for c in ["mca_pml_ucx.so", "mca_osc_ucx.so", "mca_mtl_ofi.so"] {
+                                own.components.extend(linked(&Path::new(dir).join(c)));
+                            }
                         }
+                        Ok(Registry::open_mpi(&format!("Open MPI {version}"), &text))
                     }
-                }
-                None => stack.unread.push((
-                    Family::OpenMpi,
-                    "no ompi_info of this Open MPI answered".into(),
-                )),
-            }
+                    None => Err((
+                        Family::OpenMpi,
+                        "no ompi_info of this Open MPI answered".into(),
+                    )),
+                },
+            );
         }
         Flavour::IntelMpi => {
-            let tool = beside_launcher("impi_info").or_else(|| {
-                mpi.as_deref()
-                    .and_then(|lib| tool_reading(lib, "impi_info", &[]))
-            });
-            match tool.as_deref().and_then(|t| run(t, &["-a", "-e"])) {
-                Some(text) => stack.registries.push(Registry::intel_mpi(
+            let tool = beside_launcher("impi_info")
+                .or_else(|| mpi.and_then(|lib| tool_reading(lib, "impi_info", &[])));
+            own.registry = Some(match tool.as_deref().and_then(|t| run(t, &["-a", "-e"])) {
+                Some(text) => Ok(Registry::intel_mpi(
                     &format!(
                         "Intel MPI {}",
                         version_beside(tool.as_deref(), "mpiexec", &["--version"], "Version ")
                     ),
                     &text,
                 )),
-                None => stack
-                    .unread
-                    .push((Family::IntelMpi, "no impi_info answered".into())),
-            }
+                None => Err((Family::IntelMpi, "no impi_info answered".into())),
+            });
             // Its mlx provider is UCX.
             if let Some(dir) = std::env::var_os("FI_PROVIDER_PATH") {
-                loaded.extend(linked(&Path::new(&dir).join("libmlx-fi.so")));
+                own.components
+                    .extend(linked(&Path::new(&dir).join("libmlx-fi.so")));
             }
         }
         Flavour::Mpich { .. } => {
-            let tool = mpi
-                .as_deref()
-                .and_then(|lib| tool_reading(lib, "mpivars", &[]));
-            match tool.as_deref().and_then(|t| run(t, &[])) {
-                Some(text) => stack.registries.push(Registry::mpich(
+            let tool = mpi.and_then(|lib| tool_reading(lib, "mpivars", &[]));
+            own.registry = Some(match tool.as_deref().and_then(|t| run(t, &[])) {
+                Some(text) => Ok(Registry::mpich(
                     &format!(
                         "MPICH {}",
                         version_beside(tool.as_deref(), "mpichversion", &[], "MPICH Version:")
                     ),
                     &text,
                 )),
-                None => stack
-                    .unread
-                    .push((Family::Mpich, "no mpivars of this MPICH answered".into())),
-            }
+                None => Err((Family::Mpich, "no mpivars of this MPICH answered".into())),
+            });
         }
         Flavour::Mvapich2 | Flavour::CrayMpich => {}
     }
-    if let Some(lib) = &mpi {
-        loaded.extend(linked(lib));
-    }
-    transport(
-        &mut stack,
-        &loaded,
-        "libucp.so",
-        "ucx_info",
-        Family::Ucx,
-        prober,
-    );
-    transport(
-        &mut stack,
-        &loaded,
-        "libfabric.so",
-        "fi_info",
-        Family::Libfabric,
-        prober,
-    );
-    stack
+    own
 }
 
-/// The registry of the transport library `stem` among `loaded`, read with its `tool`.
-fn transport(
-    stack: &mut Stack,
+/// The transport libraries (UCX, libfabric) among `loaded`, but for the families in
+/// `skip`, each read in a thread of its own.
+fn read_transports(
     loaded: &[PathBuf],
-    stem: &str,
-    tool: &str,
-    family: Family,
     prober: &Path,
-) {
-    let Some(lib) = loaded
-        .iter()
-        .find(|p| file_name_is(p, |n| n.starts_with(stem)))
-    else {
-        return;
-    };
-    let read = match tool_reading(lib, tool, &["libfabric"]) {
-        Some(tool) => match family {
-            Family::Ucx => run(&tool, &["-v"])
+    skip: &[Family],
+) -> Vec<(Family, Result<Registry, String>)> {
+    let wanted = [
+        ("libucp.so", Family::Ucx),
+        ("libfabric.so", Family::Libfabric),
+    ];
+    std::thread::scope(|s| {
+        let readers: Vec<_> = wanted
+            .into_iter()
+            .filter(|(_, family)| !skip.contains(family))
+            .filter_map(|(stem, family)| {
+                let lib = loaded
+                    .iter()
+                    .find(|p| file_name_is(p, |n| n.starts_with(stem)))?;
+                Some((family, s.spawn(move || read_transport(lib, family, prober))))
+            })
+            .collect();
+        readers
+            .into_iter()
+            .map(|(family, reader)| {
+                let read = reader
+                    .join()
+                    .unwrap_or_else(|_| Err("its reader failed".into()));
+                (family, read)
+            })
+            .collect()
+    })
+}
+
+/// The registry of the transport library `lib`. UCX's `ucx_info` answers at once and is
+/// used when it reads this very file. libfabric is always asked through its API, in one
+/// child: `fi_info` would load and start every provider once for its parameters and once
+/// more for its providers; `fi_info --version`, beside it, only names the release
+/// (`1.20.1-impi`), which the API does not (`1.20`).
+fn read_transport(lib: &Path, family: Family, prober: &Path) -> Result<Registry, String> {
+    match family {
+        Family::Ucx => match tool_reading(lib, "ucx_info", &[]) {
+            Some(tool) => run(&tool, &["-v"])
                 .zip(run(&tool, &["-c", "-f"]))
-                .map(|(v, c)| Registry::ucx(&format!("UCX {}", ucx_version(&v)), &c)),
-            _ => run(&tool, &["--version"])
-                .zip(run(&tool, &["-e"]))
-                .zip(run(&tool, &["-l"]))
-                .map(|((v, e), l)| {
-                    let version = field(&v, "libfabric: ").unwrap_or("?");
-                    Registry::libfabric(&format!("libfabric {version}"), &e, &l)
-                }),
-        }
-        .ok_or_else(|| format!("{} did not answer", tool.display())),
-        // No tool reads this copy: the library is asked in a process of its own.
-        None => asked_through_its_api(lib, family, prober),
-    };
-    match read {
-        Ok(r) => stack.registries.push(r),
-        Err(why) => stack.unread.push((family, why)),
+                .map(|(v, c)| Registry::ucx(&format!("UCX {}", ucx_version(&v)), &c))
+                .ok_or_else(|| format!("{} did not answer", tool.display())),
+            None => asked_through_its_api(lib, family, prober),
+        },
+        _ => std::thread::scope(|s| {
+            let release = s.spawn(|| {
+                let tool = tool_reading(lib, "fi_info", &["libfabric"])?;
+                let text = run(&tool, &["--version"])?;
+                field(&text, "libfabric: ").map(str::to_string)
+            });
+            let mut registry = asked_through_its_api(lib, family, prober)?;
+            if let Ok(Some(release)) = release.join() {
+                registry.name = format!("libfabric {release}");
+            }
+            Ok(registry)
+        }),
     }
 }
 
@@ -222,12 +258,7 @@ fn asked_through_its_api(lib: &Path, family: Family, prober: &Path) -> Result<Re
         }
         _ => Err(format!("{} is not a UTF-8 path", lib.display())),
     }
-    .map_err(|why| {
-        format!(
-            "no tool beside the {family} the job loads, {}, and it could not be read in-process: {why}",
-            lib.display()
-        )
-    })?;
+    .map_err(|why| format!("{family} {} could not be read: {why}", lib.display()))?;
     let (first, rest) = text.split_once('\n').unwrap_or((&text, ""));
     Ok(match family {
         Family::Ucx => Registry::ucx(&format!("UCX {}", ucx_version(first)), rest),
