@@ -201,13 +201,14 @@ pub fn suspects(nodes: usize, runs: &[PairRun], threshold: f64) -> Suspects {
     let measured: Vec<Measurement> = runs.iter().map(PairRun::per_rank_pair).collect();
     let verdict = verdict::judge(nodes, &measured, threshold);
     let slow_nodes = verdict.slow_nodes();
-    let slow_links = verdict.slow_links();
+    let slow: std::collections::HashSet<usize> = slow_nodes.iter().copied().collect();
+    let slow_links: std::collections::HashSet<usize> = verdict.slow_links().into_iter().collect();
     let mut suspects = Suspects {
         nodes,
         ..Suspects::default()
     };
     for (k, r) in runs.iter().enumerate() {
-        if slow_nodes.contains(&r.a) || slow_nodes.contains(&r.b) {
+        if slow.contains(&r.a) || slow.contains(&r.b) {
             suspects.node_pairs.push(r.pair());
         } else if slow_links.contains(&k) {
             suspects.links.push(r.pair());
@@ -217,13 +218,11 @@ pub fn suspects(nodes: usize, runs: &[PairRun], threshold: f64) -> Suspects {
     suspects
 }
 
-/// The last re-measurement in `again` of the pair that `first` measured, if any.
-pub fn remeasurement(again: &[PairRun], first: &PairRun) -> Option<PairRun> {
-    again
-        .iter()
-        .rev()
-        .find(|s| s.pair() == first.pair())
-        .copied()
+/// The last re-measurement in `again` of each pair it measured, by pair: found in one
+/// pass, not searched for per pair (a scan of many nodes has as many re-measurements as
+/// its rounds have pairs).
+pub fn remeasurements(again: &[PairRun]) -> std::collections::HashMap<Pair, PairRun> {
+    again.iter().map(|s| (s.pair(), *s)).collect()
 }
 
 /// The outcome of a scan.
@@ -255,9 +254,11 @@ pub fn assemble(nodes: usize, first: &[PairRun], again: &[PairRun], threshold: f
         .into_iter()
         .map(|k| first[k].pair())
         .collect();
+    let suspected: std::collections::HashSet<Pair> = suspected_links.iter().copied().collect();
+    let latest = remeasurements(again);
     let pairs: Vec<(PairRun, Option<PairRun>)> = first
         .iter()
-        .map(|r| (*r, remeasurement(again, r)))
+        .map(|r| (*r, latest.get(&r.pair()).copied()))
         .collect();
     let best: Vec<Measurement> = pairs
         .iter()
@@ -282,7 +283,7 @@ pub fn assemble(nodes: usize, first: &[PairRun], again: &[PairRun], threshold: f
     let flagged_links = verdict
         .slow_links()
         .into_iter()
-        .filter(|&k| suspected_links.contains(&first[k].pair()))
+        .filter(|&k| suspected.contains(&first[k].pair()))
         .collect();
     Outcome {
         pairs,
@@ -326,6 +327,62 @@ mod tests {
             got,
             vec![("b", &[0, 2][..]), ("a", &[1, 4][..]), ("c", &[3][..])]
         );
+    }
+
+    #[test]
+    fn a_scan_of_ten_thousand_nodes_finds_its_slow_node() {
+        // Rank 0's whole part of a scan of 10,000 nodes in the default 16 rounds (80,000
+        // pairs): the first judgement, the re-measurement rounds of the suspect, and the
+        // verdict with its re-measurements, none of it quadratic in the pairs.
+        let n = 10_000;
+        let first: Vec<PairRun> = pairing::round_robin(n, DEFAULT_ROUNDS)
+            .into_iter()
+            .enumerate()
+            .flat_map(|(round, pairs)| pairs.into_iter().map(move |(a, b)| (round, a, b)))
+            .map(|(round, a, b)| {
+                // ±25 % of noise, a third of the pairs just below the threshold.
+                let noise = 0.75 + 0.5 * ((a * 7919 + b * 104_729) % 101) as f64 / 100.0;
+                let w = if (a + b) % 3 == 0 { 0.69 } else { noise };
+                let node = if a == 4321 || b == 4321 { 0.1 } else { 1.0 };
+                PairRun {
+                    a,
+                    b,
+                    round,
+                    rank_pairs: 1,
+                    msgs_per_s: 1e6 * w,
+                    mib_per_s: 1000.0 * w * node,
+                }
+            })
+            .collect();
+        let suspects = suspects(n, &first, DEFAULT_THRESHOLD);
+        assert_eq!(suspects.slow_nodes, vec![4321]);
+        assert!(suspects.links.is_empty(), "{:?}", suspects.links);
+        let rounds = suspects.rounds(DEFAULT_ROUNDS);
+        assert_eq!(rounds.len(), 16, "one round per partner of the suspect");
+        // Every node busy in each re-measurement round, as in the first ones.
+        let lengths: Vec<usize> = rounds.iter().map(Vec::len).collect();
+        assert!(lengths.iter().all(|&l| l == n / 2), "{lengths:?}");
+        let again: Vec<PairRun> = rounds
+            .iter()
+            .enumerate()
+            .flat_map(|(k, round)| {
+                round.iter().map(move |&(a, b)| PairRun {
+                    a,
+                    b,
+                    round: DEFAULT_ROUNDS + k,
+                    rank_pairs: 1,
+                    msgs_per_s: 1e6,
+                    mib_per_s: if a == 4321 || b == 4321 {
+                        100.0
+                    } else {
+                        1000.0
+                    },
+                })
+            })
+            .collect();
+        let outcome = assemble(n, &first, &again, DEFAULT_THRESHOLD);
+        assert_eq!(outcome.flagged_nodes, vec![4321]);
+        assert!(outcome.flagged_links.is_empty());
     }
 
     #[test]

@@ -262,6 +262,7 @@ impl Scan {
         again: &[PairRun],
         wall_s: f64,
     ) -> Scan {
+        let latest = super::remeasurements(again);
         let mut partners = vec![0usize; nodes.len()];
         for r in runs {
             partners[r.a] += 1;
@@ -292,7 +293,7 @@ impl Scan {
                     a: nodes[r.a].host.clone(),
                     b: nodes[r.b].host.clone(),
                     first: *r,
-                    remeasured: super::remeasurement(again, r),
+                    remeasured: latest.get(&(r.a, r.b)).copied(),
                     rate_ratio: None,
                     bandwidth_ratio: None,
                     flagged: false,
