@@ -13,7 +13,7 @@ if [ -x "$prefix/bin/mdbook" ] && [ "$("$prefix/bin/mdbook" --version)" = "mdboo
   exit 0
 fi
 echo "install-mdbook: building mdbook $version into $prefix (a few minutes)" >&2
-cargo install --quiet --locked --no-default-features --version "$version" --root "$prefix" mdbook
+cargo install --quiet --locked --debug --no-default-features --version "$version" --root "$prefix" mdbook
 got=$("$prefix/bin/mdbook" --version)
 [ "$got" = "mdbook v$version" ] || {
   echo "install-mdbook: $prefix/bin/mdbook says '$got', not mdbook v$version" >&2
