@@ -194,6 +194,14 @@ fn a_throttled_host_is_flagged_alone_and_nothing_is_flagged_without_it() {
     );
     let ratio = doc["scan"]["nodes"][2]["bandwidth_ratio"].as_f64().unwrap();
     assert!(ratio < 0.1, "2 Mbit/s against gigabytes per second: {doc}");
+    // The document says which bandwidths are the probe's: every measurement of the
+    // crawling host's pairs (a healthy pair's probe may be slowed past the window's
+    // time by a busy core, so the others are not asserted).
+    for p in doc["scan"]["pairs"].as_array().unwrap() {
+        if p["a"] == hosts[2].as_str() || p["b"] == hosts[2].as_str() {
+            assert_eq!(p["first"]["probed"], 1, "{p}");
+        }
+    }
 }
 
 #[test]

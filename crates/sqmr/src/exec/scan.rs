@@ -138,21 +138,24 @@ impl<'a> Scanner<'a> {
             )
         });
         self.quiet_barrier();
-        // The time keepers report: pair index, messages per second, MiB per second.
+        // The time keepers report: pair index, messages per second, MiB per second, and
+        // whether that bandwidth is the probe's.
         let report = match (mine, partner, small, large) {
-            (Some(k), Some((_, true, _)), Some(s), Some(l)) => [k as f64, s.0, l.1],
-            _ => [-1.0, 0.0, 0.0],
+            (Some(k), Some((_, true, _)), Some(s), Some(l)) => {
+                [k as f64, s.rate, l.mib_per_s, f64::from(u8::from(l.probed))]
+            }
+            _ => [-1.0, 0.0, 0.0, 0.0],
         };
         self.gather(pairs, round, report)
     }
 
-    fn gather(&self, pairs: &[Pair], round: usize, report: [f64; 3]) -> Option<Vec<PairRun>> {
+    fn gather(&self, pairs: &[Pair], round: usize, report: [f64; 4]) -> Option<Vec<PairRun>> {
         let root = self.world.process_at_rank(0);
         if self.world.rank() != 0 {
             root.gather_into(&report[..]);
             return None;
         }
-        let mut all = vec![0.0f64; 3 * self.world.size() as usize];
+        let mut all = vec![0.0f64; 4 * self.world.size() as usize];
         root.gather_into_root(&report[..], &mut all[..]);
         let mut runs: Vec<PairRun> = pairs
             .iter()
@@ -163,14 +166,16 @@ impl<'a> Scanner<'a> {
                 rank_pairs: 0,
                 msgs_per_s: 0.0,
                 mib_per_s: 0.0,
+                probed: 0,
             })
             .collect();
-        for chunk in all.chunks_exact(3) {
+        for chunk in all.chunks_exact(4) {
             if chunk[0] >= 0.0 {
                 let run = &mut runs[chunk[0] as usize];
                 run.rank_pairs += 1;
                 run.msgs_per_s += chunk[1];
                 run.mib_per_s += chunk[2];
+                run.probed += usize::from(chunk[3] > 0.0);
             }
         }
         Some(runs)
@@ -185,9 +190,13 @@ impl<'a> Scanner<'a> {
 
     /// Exchanges windows of `size`-byte messages with `peer` for the settings' time;
     /// returns the messages (both ways) and MiB per second as this side measured them.
-    fn exchange(&mut self, peer: usize, keeper: bool, size: usize, window: usize) -> (f64, f64) {
-        if let Some(probed) = self.probe(peer, keeper, size, window) {
-            return probed;
+    fn exchange(&mut self, peer: usize, keeper: bool, size: usize, window: usize) -> Exchanged {
+        if let Some((rate, mib_per_s)) = self.probe(peer, keeper, size, window) {
+            return Exchanged {
+                rate,
+                mib_per_s,
+                probed: true,
+            };
         }
         let (world, seconds) = (self.world, self.settings.seconds);
         let mut w = Window::new(world, &[peer], window);
@@ -216,7 +225,12 @@ impl<'a> Scanner<'a> {
             }
             batch = next;
         }
-        figures(2 * window as u64 * iterations, size, elapsed)
+        let (rate, mib_per_s) = figures(2 * window as u64 * iterations, size, elapsed);
+        Exchanged {
+            rate,
+            mib_per_s,
+            probed: false,
+        }
     }
 
     /// Before iterations of `window` messages of `size` bytes that move more than
@@ -253,6 +267,17 @@ impl<'a> Scanner<'a> {
         });
         (go == 0).then(|| figures(2, PROBE_BYTES, took))
     }
+}
+
+/// What one side of a pair measured in one exchange.
+#[derive(Debug, Clone, Copy)]
+struct Exchanged {
+    /// Messages per second, both ways.
+    rate: f64,
+    /// MiB per second, both ways.
+    mib_per_s: f64,
+    /// Whether the figures are the probe's (one message of [`PROBE_BYTES`] each way).
+    probed: bool,
 }
 
 /// The time keeper's decision, `decision()` on its side, sent to its partner `peer` (a

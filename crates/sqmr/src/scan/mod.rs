@@ -128,6 +128,11 @@ pub struct PairRun {
     pub msgs_per_s: f64,
     /// MiB per second, sent and received, summed over the rank pairs.
     pub mib_per_s: f64,
+    /// Of the rank pairs, those whose bandwidth is the probe's (one message of
+    /// [`PROBE_BYTES`] each way): a window of the large size would not have fitted in the
+    /// measurement's time. 0 in documents from before it was recorded.
+    #[serde(default)]
+    pub probed: usize,
 }
 
 impl PairRun {
@@ -311,6 +316,7 @@ mod tests {
                 rank_pairs: 2,
                 msgs_per_s: 2e6 * figure(a, b),
                 mib_per_s: 2000.0 * figure(a, b),
+                probed: 0,
             })
             .collect()
     }
@@ -351,6 +357,7 @@ mod tests {
                     rank_pairs: 1,
                     msgs_per_s: 1e6 * w,
                     mib_per_s: 1000.0 * w * node,
+                    probed: 0,
                 }
             })
             .collect();
@@ -377,6 +384,7 @@ mod tests {
                     } else {
                         1000.0
                     },
+                    probed: 0,
                 })
             })
             .collect();
