@@ -230,6 +230,26 @@ pub fn remeasurements(again: &[PairRun]) -> std::collections::HashMap<Pair, Pair
     again.iter().map(|s| (s.pair(), *s)).collect()
 }
 
+/// How far below what is expected of it a link's message rate must be to flag the link on
+/// its rate alone, as a share of the threshold: a link whose bandwidth is healthy is slow
+/// in message rate only when its rate is at most half the threshold's ratio (0.35 of
+/// expected by default) in both of its measurements.
+pub const RATE_ALONE_SHARE: f64 = 0.5;
+
+/// Whether a link slow in message rate but not in bandwidth (`figures`, its better
+/// measurement's) is flagged: only when the rate is far out (below
+/// [`RATE_ALONE_SHARE`] of `threshold`) and repeatable (re-measured, and slow both times:
+/// the better of two measurements is the one judged). Message rates are what a busy core
+/// (ranks that poll without yielding, a daemon) takes first, while the link's bandwidth
+/// says the link itself is fine; one slow round is no finding.
+pub fn rate_alone_holds(figures: &verdict::Figures, remeasured: bool, threshold: f64) -> bool {
+    remeasured
+        && figures
+            .rate
+            .ratio
+            .is_some_and(|r| r < RATE_ALONE_SHARE * threshold)
+}
+
 /// The outcome of a scan.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Outcome {
@@ -289,6 +309,10 @@ pub fn assemble(nodes: usize, first: &[PairRun], again: &[PairRun], threshold: f
         .slow_links()
         .into_iter()
         .filter(|&k| suspected.contains(&first[k].pair()))
+        .filter(|&k| {
+            let f = &verdict.pairs[k];
+            f.bandwidth.slow || rate_alone_holds(f, pairs[k].1.is_some(), threshold)
+        })
         .collect();
     Outcome {
         pairs,
@@ -391,6 +415,38 @@ mod tests {
         let outcome = assemble(n, &first, &again, DEFAULT_THRESHOLD);
         assert_eq!(outcome.flagged_nodes, vec![4321]);
         assert!(outcome.flagged_links.is_empty());
+    }
+
+    #[test]
+    fn a_link_slow_in_message_rate_alone_must_be_far_out_and_repeatable() {
+        // Six nodes; the link 0-1 slow in message rate only (its bandwidth as everyone's),
+        // at `first` of the expected rate and, when re-measured, at `again`.
+        let judged = |first_ratio: f64, again_ratio: Option<f64>| {
+            let first = runs(6, |a, b| if (a, b) == (0, 1) { first_ratio } else { 1.0 })
+                .into_iter()
+                .map(|r| PairRun {
+                    mib_per_s: 2000.0,
+                    ..r
+                })
+                .collect::<Vec<_>>();
+            let again: Vec<PairRun> = again_ratio
+                .map(|ratio| {
+                    let link = first.iter().find(|r| (r.a, r.b) == (0, 1)).unwrap();
+                    vec![PairRun {
+                        round: 100,
+                        msgs_per_s: 2e6 * ratio,
+                        ..*link
+                    }]
+                })
+                .unwrap_or_default();
+            let outcome = assemble(6, &first, &again, 0.7);
+            assert_eq!(outcome.suspected_links, vec![(0, 1)]);
+            !outcome.flagged_links.is_empty()
+        };
+        assert!(judged(0.2, Some(0.25)), "far out, twice");
+        assert!(!judged(0.5, Some(0.5)), "below the threshold, not far out");
+        assert!(!judged(0.2, None), "far out once, never re-measured");
+        assert!(!judged(0.2, Some(1.0)), "a passing slowdown");
     }
 
     #[test]

@@ -216,6 +216,8 @@ impl Scan {
                 }
             })
             .collect();
+        let flagged_links: std::collections::HashSet<usize> =
+            outcome.flagged_links.iter().copied().collect();
         let pairs = outcome
             .pairs
             .iter()
@@ -229,7 +231,7 @@ impl Scan {
                     remeasured: *again,
                     rate_ratio: f.rate.ratio,
                     bandwidth_ratio: f.bandwidth.ratio,
-                    flagged: outcome.flagged_links.contains(&k),
+                    flagged: flagged_links.contains(&k),
                 }
             })
             .collect();
@@ -436,6 +438,27 @@ pub fn table(scan: &Scan) -> String {
             ratio(p.bandwidth_ratio),
         );
     }
+    // A link slow in message rate with a healthy bandwidth that the rule for the rate
+    // alone did not flag: said, so that a reader of the ratios sees why.
+    let threshold = scan.settings.threshold;
+    let flagged = |h: &str| scan.flagged_nodes.iter().any(|f| f == h);
+    for p in scan.pairs.iter().filter(|p| {
+        !p.flagged
+            && p.remeasured.is_some()
+            && p.rate_ratio.is_some_and(|r| r < threshold)
+            && p.bandwidth_ratio.is_some_and(|r| r >= threshold)
+            && !flagged(&p.a)
+            && !flagged(&p.b)
+    }) {
+        out += &format!(
+            "# link {} - {}: message rate {} of expected with its bandwidth {}: not flagged on the rate alone (that takes below {:.2} in both measurements)\n",
+            p.a,
+            p.b,
+            ratio(p.rate_ratio),
+            ratio(p.bandwidth_ratio),
+            super::RATE_ALONE_SHARE * threshold,
+        );
+    }
     out += &verdict_line(scan);
     out
 }
@@ -635,5 +658,46 @@ mod tests {
         assert!(!scan.flagged());
         assert!(table(&scan)
             .ends_with("# scan: no node or link flagged (5 nodes, all 10 pairs, 3.0 s)\n"));
+    }
+
+    #[test]
+    fn a_link_slow_in_rate_alone_is_flagged_far_out_and_said_when_not() {
+        // The link n1 - n3 at `rate` of everyone's message rate, its bandwidth as theirs,
+        // measured twice the same.
+        let scan_at = |rate: f64| {
+            let names: Vec<String> = ["n1", "n2", "n3", "n4", "n5"].map(String::from).to_vec();
+            let runs: Vec<PairRun> = runs_of(5, usize::MAX, |_, _| 1.0)
+                .into_iter()
+                .map(|r| match (r.a, r.b) {
+                    (0, 2) => PairRun {
+                        msgs_per_s: 1e6 * rate,
+                        ..r
+                    },
+                    _ => r,
+                })
+                .collect();
+            let outcome = assemble(5, &runs, &runs, 0.7);
+            Scan::new(
+                Settings::new(5, 10, 16, 0.5, 0.7),
+                &nodes_of(&names),
+                &outcome,
+                3.0,
+            )
+        };
+        let far = scan_at(0.2);
+        assert_eq!(
+            far.flagged_links,
+            vec![["n1".to_string(), "n3".to_string()]]
+        );
+        let near = scan_at(0.5);
+        assert!(!near.flagged(), "{near:?}");
+        let text = table(&near);
+        assert!(
+            text.contains(
+                "# link n1 - n3: message rate 0.50 of expected with its bandwidth 1.00: not \
+                 flagged on the rate alone (that takes below 0.35 in both measurements)"
+            ),
+            "{text}"
+        );
     }
 }
