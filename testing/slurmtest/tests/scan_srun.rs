@@ -3,7 +3,7 @@
 //! alone and exits 4, naming it by its Slurm node name. Under Open MPI (`--mpi=pmix`) on
 //! four nodes; under the hydra MPIs (`--mpi=pmi2`), whose waiting ranks spin, on three, so
 //! that a round's one pair has this machine's two cores to itself. `SCAN_SRUN_NODES=16`
-//! runs it on 16 nodes by hand.
+//! runs it on 16 nodes by hand, `SCAN_SRUN_PER_NODE=4` with 4 ranks on each.
 
 use std::time::Duration;
 
@@ -11,6 +11,7 @@ use mpitest::Installation;
 use netns::switch::{fabric_or_skip, SUBNET};
 use slurmtest::{sibling_binary, skip, Cluster, Config, NodeNetworks, StartError};
 
+/// The time the job may take, and 4 s more per rank beyond one per node.
 const LIMIT: Duration = Duration::from_secs(240);
 
 #[test]
@@ -21,6 +22,11 @@ fn srun_scan_flags_the_throttled_node_by_its_slurm_name() {
         .ok()
         .map(|v| v.parse().expect("SCAN_SRUN_NODES is a number of nodes"))
         .unwrap_or(if mpi.is_open_mpi() { 4 } else { 3 });
+    // SCAN_SRUN_PER_NODE ranks on each node (BENCHMARKS.md: 4 and 8 on 16 nodes).
+    let per_node: usize = std::env::var("SCAN_SRUN_PER_NODE")
+        .ok()
+        .map(|v| v.parse().expect("SCAN_SRUN_PER_NODE is a number of ranks"))
+        .unwrap_or(1);
     let Some(fabric) = fabric_or_skip(nodes) else {
         return;
     };
@@ -42,14 +48,18 @@ fn srun_scan_flags_the_throttled_node_by_its_slurm_name() {
     let sqmr = sibling_binary("sqmr");
     let json = fabric.dir().join("scan.json");
     let n = nodes.to_string();
+    let ranks = (nodes * per_node).to_string();
     fabric.throttle_host(1, 100).unwrap();
+    let per = per_node.to_string();
     let argv = [
         "srun",
         plugin,
         "-N",
         &n,
         "-n",
-        &n,
+        &ranks,
+        "--ntasks-per-node",
+        &per,
         sqmr.to_str().unwrap(),
         "--scan",
         "--json",
@@ -60,7 +70,8 @@ fn srun_scan_flags_the_throttled_node_by_its_slurm_name() {
         "--stall-timeout",
         "30",
     ];
-    let job = cluster.run(LIMIT, &argv, &env);
+    let limit = LIMIT + Duration::from_secs(4 * (nodes * (per_node - 1)) as u64);
+    let job = cluster.run(limit, &argv, &env);
     eprintln!("{}", job.stdout);
     assert!(!job.timed_out, "{job:#?}");
     assert_eq!(

@@ -1,0 +1,95 @@
+//! Rank 0's part of `sqmr --scan` at scale, on synthetic figures: the first judgement of
+//! every pair, the re-measurement rounds of the suspects, and the verdict with their
+//! re-measurements (`scan::suspects`, `Suspects::rounds`, `scan::assemble`). The other
+//! ranks wait while rank 0 does it, once after the scan's rounds and once after the
+//! re-measurements.
+//!
+//! For 1,000, 10,000 and 30,000 nodes in the default 16 rounds, the pairs wobbling by
+//! ±25 % and a third of them just below the threshold (each one a figure the outlier test
+//! weighs), one node slow: the seconds of the whole judgement, median of 5.
+//!
+//! `cargo bench -p sqmr --bench scan_verdict` prints them and appends them to
+//! `bench/out/scan-verdict.txt`.
+
+use std::io::Write;
+use std::time::Instant;
+
+use sqmr::scan::{assemble, pairing, suspects, PairRun, DEFAULT_ROUNDS, DEFAULT_THRESHOLD};
+
+/// The first rounds of `n` nodes, node `slow` at a tenth of the others' bandwidth.
+fn first_rounds(n: usize, slow: usize) -> Vec<PairRun> {
+    pairing::round_robin(n, DEFAULT_ROUNDS)
+        .into_iter()
+        .enumerate()
+        .flat_map(|(round, pairs)| pairs.into_iter().map(move |(a, b)| (round, a, b)))
+        .map(|(round, a, b)| {
+            let noise = 0.75 + 0.5 * ((a * 7919 + b * 104_729) % 101) as f64 / 100.0;
+            let w = if (a + b) % 3 == 0 { 0.69 } else { noise };
+            let node = if a == slow || b == slow { 0.1 } else { 1.0 };
+            PairRun {
+                a,
+                b,
+                round,
+                rank_pairs: 1,
+                msgs_per_s: 1e6 * w,
+                mib_per_s: 1000.0 * w * node,
+                probed: 0,
+            }
+        })
+        .collect()
+}
+
+/// One whole judgement: seconds, and whether the slow node was the one flagged.
+fn judge(n: usize) -> (f64, bool) {
+    let slow = n / 3;
+    let first = first_rounds(n, slow);
+    let start = Instant::now();
+    let suspects = suspects(n, &first, DEFAULT_THRESHOLD);
+    let again: Vec<PairRun> = suspects
+        .rounds(DEFAULT_ROUNDS)
+        .iter()
+        .enumerate()
+        .flat_map(|(k, round)| {
+            round.iter().map(move |&(a, b)| PairRun {
+                a,
+                b,
+                round: DEFAULT_ROUNDS + k,
+                rank_pairs: 1,
+                msgs_per_s: 1e6,
+                mib_per_s: if a == slow || b == slow { 100.0 } else { 1000.0 },
+                probed: 0,
+            })
+        })
+        .collect();
+    let outcome = assemble(n, &first, &again, DEFAULT_THRESHOLD);
+    (
+        start.elapsed().as_secs_f64(),
+        outcome.flagged_nodes == vec![slow],
+    )
+}
+
+fn main() {
+    let mut lines = vec![format!(
+        "# {} scan_verdict: nodes, pairs, seconds (median of 5), slow node found",
+        chrono::Utc::now().format("%Y-%m-%dT%H:%M:%SZ")
+    )];
+    for n in [1_000, 10_000, 30_000] {
+        let mut runs: Vec<(f64, bool)> = (0..5).map(|_| judge(n)).collect();
+        runs.sort_by(|a, b| a.0.total_cmp(&b.0));
+        let found = runs.iter().all(|r| r.1);
+        let pairs = n / 2 * DEFAULT_ROUNDS;
+        lines.push(format!("{n} {pairs} {:.3} {found}", runs[2].0));
+    }
+    let text = lines.join("\n") + "\n";
+    print!("{text}");
+    let path = concat!(env!("CARGO_MANIFEST_DIR"), "/../../bench/out/scan-verdict.txt");
+    let written = std::fs::OpenOptions::new()
+        .create(true)
+        .append(true)
+        .open(path)
+        .and_then(|mut f| f.write_all(text.as_bytes()));
+    if let Err(e) = written {
+        eprintln!("scan_verdict: cannot append to {path}: {e}");
+        std::process::exit(1);
+    }
+}
