@@ -14,53 +14,15 @@
 use std::io::Write;
 use std::time::Instant;
 
-use sqmr::scan::{assemble, pairing, suspects, PairRun, DEFAULT_ROUNDS, DEFAULT_THRESHOLD};
-
-/// The first rounds of `n` nodes, node `slow` at a tenth of the others' bandwidth.
-fn first_rounds(n: usize, slow: usize) -> Vec<PairRun> {
-    pairing::round_robin(n, DEFAULT_ROUNDS)
-        .into_iter()
-        .enumerate()
-        .flat_map(|(round, pairs)| pairs.into_iter().map(move |(a, b)| (round, a, b)))
-        .map(|(round, a, b)| {
-            let noise = 0.75 + 0.5 * ((a * 7919 + b * 104_729) % 101) as f64 / 100.0;
-            let w = if (a + b) % 3 == 0 { 0.69 } else { noise };
-            let node = if a == slow || b == slow { 0.1 } else { 1.0 };
-            PairRun {
-                a,
-                b,
-                round,
-                rank_pairs: 1,
-                msgs_per_s: 1e6 * w,
-                mib_per_s: 1000.0 * w * node,
-                probed: 0,
-            }
-        })
-        .collect()
-}
+use sqmr::scan::{assemble, suspects, synthetic, DEFAULT_ROUNDS, DEFAULT_THRESHOLD};
 
 /// One whole judgement: seconds, and whether the slow node was the one flagged.
 fn judge(n: usize) -> (f64, bool) {
     let slow = n / 3;
-    let first = first_rounds(n, slow);
+    let first = synthetic::first_rounds(n, slow);
     let start = Instant::now();
     let suspects = suspects(n, &first, DEFAULT_THRESHOLD);
-    let again: Vec<PairRun> = suspects
-        .rounds(DEFAULT_ROUNDS)
-        .iter()
-        .enumerate()
-        .flat_map(|(k, round)| {
-            round.iter().map(move |&(a, b)| PairRun {
-                a,
-                b,
-                round: DEFAULT_ROUNDS + k,
-                rank_pairs: 1,
-                msgs_per_s: 1e6,
-                mib_per_s: if a == slow || b == slow { 100.0 } else { 1000.0 },
-                probed: 0,
-            })
-        })
-        .collect();
+    let again = synthetic::remeasured(&suspects.rounds(DEFAULT_ROUNDS), slow);
     let outcome = assemble(n, &first, &again, DEFAULT_THRESHOLD);
     (
         start.elapsed().as_secs_f64(),
@@ -82,7 +44,10 @@ fn main() {
     }
     let text = lines.join("\n") + "\n";
     print!("{text}");
-    let path = concat!(env!("CARGO_MANIFEST_DIR"), "/../../bench/out/scan-verdict.txt");
+    let path = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../../bench/out/scan-verdict.txt"
+    );
     let written = std::fs::OpenOptions::new()
         .create(true)
         .append(true)

@@ -13,6 +13,7 @@
 
 pub mod pairing;
 pub mod report;
+pub mod synthetic;
 pub mod verdict;
 
 use serde::{Deserialize, Serialize};
@@ -365,26 +366,7 @@ mod tests {
         // pairs): the first judgement, the re-measurement rounds of the suspect, and the
         // verdict with its re-measurements, none of it quadratic in the pairs.
         let n = 10_000;
-        let first: Vec<PairRun> = pairing::round_robin(n, DEFAULT_ROUNDS)
-            .into_iter()
-            .enumerate()
-            .flat_map(|(round, pairs)| pairs.into_iter().map(move |(a, b)| (round, a, b)))
-            .map(|(round, a, b)| {
-                // ±25 % of noise, a third of the pairs just below the threshold.
-                let noise = 0.75 + 0.5 * ((a * 7919 + b * 104_729) % 101) as f64 / 100.0;
-                let w = if (a + b) % 3 == 0 { 0.69 } else { noise };
-                let node = if a == 4321 || b == 4321 { 0.1 } else { 1.0 };
-                PairRun {
-                    a,
-                    b,
-                    round,
-                    rank_pairs: 1,
-                    msgs_per_s: 1e6 * w,
-                    mib_per_s: 1000.0 * w * node,
-                    probed: 0,
-                }
-            })
-            .collect();
+        let first = synthetic::first_rounds(n, 4321);
         let suspects = suspects(n, &first, DEFAULT_THRESHOLD);
         assert_eq!(suspects.slow_nodes, vec![4321]);
         assert!(suspects.links.is_empty(), "{:?}", suspects.links);
@@ -393,25 +375,7 @@ mod tests {
         // Every node busy in each re-measurement round, as in the first ones.
         let lengths: Vec<usize> = rounds.iter().map(Vec::len).collect();
         assert!(lengths.iter().all(|&l| l == n / 2), "{lengths:?}");
-        let again: Vec<PairRun> = rounds
-            .iter()
-            .enumerate()
-            .flat_map(|(k, round)| {
-                round.iter().map(move |&(a, b)| PairRun {
-                    a,
-                    b,
-                    round: DEFAULT_ROUNDS + k,
-                    rank_pairs: 1,
-                    msgs_per_s: 1e6,
-                    mib_per_s: if a == 4321 || b == 4321 {
-                        100.0
-                    } else {
-                        1000.0
-                    },
-                    probed: 0,
-                })
-            })
-            .collect();
+        let again = synthetic::remeasured(&rounds, 4321);
         let outcome = assemble(n, &first, &again, DEFAULT_THRESHOLD);
         assert_eq!(outcome.flagged_nodes, vec![4321]);
         assert!(outcome.flagged_links.is_empty());
