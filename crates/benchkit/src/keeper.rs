@@ -8,10 +8,11 @@
 //! stopped, and nothing is written after it.
 //!
 //! The benchmark's results are a [`Record`], its output files the record's `Files`; the
-//! keeper holds each behind a lock of its own. A version is a snapshot of the record,
-//! taken under its lock (a copy), then rendered and written under the files' lock: the
-//! main thread, which only ever takes the record's lock, never waits for a file to be
-//! written. A thread that is not the main one (a stall, a signal) never waits long for
+//! keeper holds each behind a lock of its own. A version takes the files' lock, then a
+//! snapshot of the record under the record's lock (a copy, the lock held for that only),
+//! then renders and writes it: the main thread, which only ever takes the record's lock
+//! between versions, never waits for a file to be written, and versions reach the files
+//! in the order of their snapshots (a last version is never older than one before it). A thread that is not the main one (a stall, a signal) never waits long for
 //! a lock: the main thread may be stuck in a write itself, and the files then keep their
 //! last version, which says it is not the last.
 
@@ -195,17 +196,20 @@ impl<R: Record> Keeper<R> {
 }
 
 impl<R: Record> Shared<R> {
-    /// The version of `moment`: the snapshot under the record's lock, then the files
-    /// under theirs; each lock waited for until `deadline` at most. Nothing after the
-    /// last version.
+    /// The version of `moment`: the files locked, then the snapshot taken under the
+    /// record's lock (held only for that), then written; each lock waited for until
+    /// `deadline` at most. Nothing after the last version.
+    ///
+    /// The snapshot is taken once the files are held, so versions reach the files in the
+    /// order of their snapshots: a last version whose snapshot was older than a running
+    /// version written while it waited (a signal taken just before the main thread
+    /// recorded a pattern and wrote it) would put the older record back — and a launcher
+    /// that kills the process between two files left them from different versions (a CSV
+    /// with a pattern the JSON beside it did not have).
     fn write(&self, moment: Moment<'_>, deadline: Option<Instant>) -> Result<(), String> {
         if self.ended.load(Ordering::SeqCst) {
             return Ok(());
         }
-        let snapshot = match lock_until(&self.record, deadline) {
-            Some(mut record) => record.snapshot(moment),
-            None => return Ok(()),
-        };
         let Some(mut files) = lock_until(&self.files, deadline) else {
             return Ok(());
         };
@@ -214,6 +218,10 @@ impl<R: Record> Shared<R> {
         if self.ended.load(Ordering::SeqCst) {
             return Ok(());
         }
+        let snapshot = match lock_until(&self.record, deadline) {
+            Some(mut record) => record.snapshot(moment),
+            None => return Ok(()),
+        };
         if moment.is_last() {
             self.ended.store(true, Ordering::SeqCst);
         }
@@ -335,6 +343,50 @@ mod tests {
         assert!(t.elapsed() < LOCK_WAIT + Duration::from_millis(900));
         assert!(versions.lock().unwrap().is_empty());
         holder.join().unwrap();
+    }
+
+    /// A record of one number, whose files keep every version's.
+    struct Counter(u32);
+
+    impl Record for Counter {
+        type Snapshot = u32;
+        type Files = Arc<Mutex<Vec<u32>>>;
+
+        fn snapshot(&mut self, _: Moment<'_>) -> Option<u32> {
+            Some(self.0)
+        }
+
+        fn write(files: &mut Self::Files, n: u32, _: Moment<'_>) -> Result<(), String> {
+            files.lock().unwrap().push(n);
+            Ok(())
+        }
+
+        fn release(_: &mut Self::Files) {}
+    }
+
+    #[test]
+    fn a_last_version_that_waited_for_the_files_is_not_older_than_the_record() {
+        // A signal's last version waits while a version holds the files; meanwhile the
+        // main thread records more. The last version has it: what a version writes is the
+        // record as it is when the files are its, never a snapshot from before the wait.
+        let written = Arc::new(Mutex::new(Vec::new()));
+        let keeper = Keeper::new(Counter(0), written.clone());
+        let (holding, held) = std::sync::mpsc::channel();
+        let writer = keeper.clone();
+        let holder = std::thread::spawn(move || {
+            writer.with_files(|_| {
+                holding.send(()).unwrap();
+                std::thread::sleep(Duration::from_millis(300));
+            })
+        });
+        held.recv().unwrap();
+        let signal = keeper.clone();
+        let stopper = std::thread::spawn(move || signal.stop("interrupted by signal 15"));
+        std::thread::sleep(Duration::from_millis(100));
+        keeper.with(|c| c.0 = 1);
+        holder.join().unwrap();
+        stopper.join().unwrap().unwrap();
+        assert_eq!(*written.lock().unwrap(), [1]);
     }
 
     /// A record whose files take 50 ms to write.
