@@ -440,15 +440,21 @@ pub fn table(scan: &Scan) -> String {
     }
     // A link slow in message rate with a healthy bandwidth that the rule for the rate
     // alone did not flag: said, so that a reader of the ratios sees why.
+    // (Re-measured with neither node suspected: it was measured again as a link.)
     let threshold = scan.settings.threshold;
-    let flagged = |h: &str| scan.flagged_nodes.iter().any(|f| f == h);
+    let suspected: std::collections::HashSet<&str> = scan
+        .nodes
+        .iter()
+        .filter(|n| n.suspected)
+        .map(|n| n.host.as_str())
+        .collect();
     for p in scan.pairs.iter().filter(|p| {
         !p.flagged
             && p.remeasured.is_some()
             && p.rate_ratio.is_some_and(|r| r < threshold)
             && p.bandwidth_ratio.is_some_and(|r| r >= threshold)
-            && !flagged(&p.a)
-            && !flagged(&p.b)
+            && !suspected.contains(p.a.as_str())
+            && !suspected.contains(p.b.as_str())
     }) {
         out += &format!(
             "# link {} - {}: message rate {} of expected with its bandwidth {}: not flagged on the rate alone (that takes below {:.2} in both measurements)\n",
