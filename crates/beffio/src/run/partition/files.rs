@@ -128,9 +128,15 @@ impl PartitionRun<'_> {
             ptype.index(),
             access.name()
         ));
+        // As 2.1 opens them: read-write for the writes. A collective write whose file
+        // domain has holes is a read-modify-write in ROMIO's two-phase I/O; ROMIO asks
+        // for read access itself where it can, but Intel MPI's on a GlusterFS mount
+        // (its NFS driver) kept the write-only descriptor and failed type 4's
+        // `MPI_File_write_all` with "Must open file with MPI_MODE_RDWR for
+        // read-modify-write".
         let mode = match access {
-            Access::Write => AccessMode::CREATE | AccessMode::WRITE_ONLY,
-            Access::Rewrite => AccessMode::WRITE_ONLY,
+            Access::Write => AccessMode::CREATE | AccessMode::READ_WRITE,
+            Access::Rewrite => AccessMode::READ_WRITE,
             Access::Read => AccessMode::READ_ONLY,
         };
         let given: Vec<Hint> = self.setup.hints.at_open(self.n() as usize, access, ptype);
