@@ -90,7 +90,7 @@ fn read_loaded(flavour: Flavour, mpi: Option<PathBuf>, prober: &Path) -> Stack {
     });
     let seen: Vec<Family> = transports.iter().map(|(f, _)| *f).collect();
     transports.extend(read_transports(&own.components, prober, &seen));
-    transports.sort_by_key(|(f, _)| *f != Family::Ucx);
+    transports.sort_by_key(|(f, _)| *f);
     let mut stack = Stack::default();
     match own.registry {
         Some(Ok(r)) => stack.registries.push(r),

@@ -191,12 +191,8 @@ impl<'a> Scanner<'a> {
     /// Exchanges windows of `size`-byte messages with `peer` for the settings' time;
     /// returns the messages (both ways) and MiB per second as this side measured them.
     fn exchange(&mut self, peer: usize, keeper: bool, size: usize, window: usize) -> Exchanged {
-        if let Some((rate, mib_per_s)) = self.probe(peer, keeper, size, window) {
-            return Exchanged {
-                rate,
-                mib_per_s,
-                probed: true,
-            };
+        if let Some(probed) = self.probe(peer, keeper, size, window) {
+            return probed;
         }
         let (world, seconds) = (self.world, self.settings.seconds);
         let mut w = Window::new(world, &[peer], window);
@@ -225,12 +221,7 @@ impl<'a> Scanner<'a> {
             }
             batch = next;
         }
-        let (rate, mib_per_s) = figures(2 * window as u64 * iterations, size, elapsed);
-        Exchanged {
-            rate,
-            mib_per_s,
-            probed: false,
-        }
+        Exchanged::of(2 * window as u64 * iterations, size, elapsed, false)
     }
 
     /// Before iterations of `window` messages of `size` bytes that move more than
@@ -244,7 +235,7 @@ impl<'a> Scanner<'a> {
         keeper: bool,
         size: usize,
         window: usize,
-    ) -> Option<(f64, f64)> {
+    ) -> Option<Exchanged> {
         let per_iteration = size.saturating_mul(window);
         if per_iteration <= PROBE_BYTES {
             return None;
@@ -265,7 +256,7 @@ impl<'a> Scanner<'a> {
             let iteration = took * per_iteration as f64 / PROBE_BYTES as f64;
             u64::from(fits(iteration, self.settings.seconds))
         });
-        (go == 0).then(|| figures(2, PROBE_BYTES, took))
+        (go == 0).then(|| Exchanged::of(2, PROBE_BYTES, took, true))
     }
 }
 
@@ -278,6 +269,18 @@ struct Exchanged {
     mib_per_s: f64,
     /// Whether the figures are the probe's (one message of [`PROBE_BYTES`] each way).
     probed: bool,
+}
+
+impl Exchanged {
+    /// `messages` of `size` bytes in `seconds`, by the probe or not.
+    fn of(messages: u64, size: usize, seconds: f64, probed: bool) -> Exchanged {
+        let rate = messages as f64 / seconds.max(f64::MIN_POSITIVE);
+        Exchanged {
+            rate,
+            mib_per_s: rate * size as f64 / (1u64 << 20) as f64,
+            probed,
+        }
+    }
 }
 
 /// The time keeper's decision, `decision()` on its side, sent to its partner `peer` (a
@@ -297,12 +300,6 @@ fn decide(
         partner.receive_into_with_tag(&mut d, DECISION_TAG);
     }
     d
-}
-
-/// Messages per second and MiB per second of `messages` of `size` bytes in `seconds`.
-fn figures(messages: u64, size: usize, seconds: f64) -> (f64, f64) {
-    let rate = messages as f64 / seconds.max(f64::MIN_POSITIVE);
-    (rate, rate * size as f64 / (1u64 << 20) as f64)
 }
 
 /// Whether an iteration of `iteration` seconds (as a probe estimates it) fits in a

@@ -297,7 +297,7 @@ impl Scan {
                     a: nodes[r.a].host.clone(),
                     b: nodes[r.b].host.clone(),
                     first: *r,
-                    remeasured: latest.get(&(r.a, r.b)).copied(),
+                    remeasured: latest.get(&r.pair()).copied(),
                     rate_ratio: None,
                     bandwidth_ratio: None,
                     flagged: false,
