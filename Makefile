@@ -107,12 +107,16 @@ book:
 
 ## The packages: the Spack package's checks without Spack, and an EasyBuild build from a
 ## source tarball with an external MPI module, its module loaded and sqmr run from it.
+# What a part's line says of the disk when it ends: its test jobs write gigabytes into
+# the temporary folder, and a full disk fails them.
+DISK_FREE = $$(df -h --output=avail . | tail -n 1 | tr -d ' ') free on the disk of target/
+
 test-packaging: deps
 	@start=$$(date +%s); \
 	python3 -m unittest discover -s packaging/spack && \
 	packaging/easybuild/test.sh; \
 	status=$$?; \
-	echo "make test: packaging part took $$(( $$(date +%s) - start )) s" >&2; \
+	echo "make test: packaging part took $$(( $$(date +%s) - start )) s, $(DISK_FREE)" >&2; \
 	exit $$status
 
 test-openmpi4: deps
@@ -120,7 +124,7 @@ test-openmpi4: deps
 	scripts/with-mpi openmpi4 -- $(CARGO) build --workspace --bins && \
 	scripts/with-mpi openmpi4 -- $(CARGO) test --workspace $(MPI_FREE_EXCLUDED); \
 	status=$$?; \
-	echo "make test: openmpi4 part took $$(( $$(date +%s) - start )) s" >&2; \
+	echo "make test: openmpi4 part took $$(( $$(date +%s) - start )) s, $(DISK_FREE)" >&2; \
 	exit $$status
 
 # The crates test-mpi-free tests with no MPI reachable (their tests need none): the
@@ -173,7 +177,7 @@ $(addprefix test-,$(filter-out openmpi4,$(MPIS))): test-%: deps
 	scripts/with-mpi $* -- $(CARGO) build --workspace --bins && \
 	scripts/with-mpi $* -- $(CARGO) test $(MPI_CRATES) $(call part_filters,$*); \
 	status=$$?; \
-	echo "make test: $* part took $$(( $$(date +%s) - start )) s" >&2; \
+	echo "make test: $* part took $$(( $$(date +%s) - start )) s, $(DISK_FREE)" >&2; \
 	exit $$status
 
 ## Benchmarks of the benchmarks (results in bench/out/, summary in BENCHMARKS.md).

@@ -99,9 +99,17 @@ impl Run {
         let started = Instant::now();
         while !ready(self) {
             if let Ok(Some(status)) = self.child.try_wait() {
-                panic!("the run ended ({status}) before {what}");
+                if let Some(reader) = self.reader.take() {
+                    let _ = reader.join();
+                }
+                let stderr = self.stderr.lock().unwrap().clone();
+                panic!("the run ended ({status}) before {what}:\n{stderr}");
             }
-            assert!(started.elapsed() < Duration::from_secs(120), "never {what}");
+            assert!(
+                started.elapsed() < Duration::from_secs(120),
+                "never {what}:\n{}",
+                self.stderr.lock().unwrap()
+            );
             std::thread::sleep(Duration::from_millis(20));
         }
     }
