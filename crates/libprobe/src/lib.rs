@@ -183,6 +183,28 @@ pub fn libfabric(path: &Path) -> Result<String, ProbeError> {
     Ok(out)
 }
 
+/// The API version of the libfabric at `path` (`fi_version()`: major and minor), without
+/// starting it: `fi_version` only returns the numbers the library was built with, and
+/// libfabric reads its environment and loads its providers on the first `fi_getinfo` or
+/// `fi_getparams`, which this never calls. A process that already maps the file (a rank
+/// whose MPI library links it) gets its own copy's numbers, and the later settings of its
+/// environment are still read when MPI starts libfabric.
+pub fn libfabric_version(path: &Path) -> Result<(u32, u32), ProbeError> {
+    // SAFETY: loading runs constructors; libfabric itself registers none (it starts on
+    // its first fi_getinfo), and in a rank whose MPI library links it the file is
+    // already mapped, so loading it again only counts a reference.
+    let lib = unsafe { libloading::Library::new(path) }
+        .map_err(|e| ProbeError(format!("cannot load {}: {e}", path.display())))?;
+    type Version = unsafe extern "C" fn() -> u32;
+    // SAFETY: fi_version has this C signature in every libfabric since 1.0
+    // (`rdma/fabric.h`); the symbol stays valid while `lib` lives.
+    let version = unsafe { lib.get::<Version>(b"fi_version\0") }
+        .map_err(|_| ProbeError(format!("{} has no fi_version", path.display())))?;
+    // SAFETY: fi_version takes nothing, touches no state and returns a number.
+    let v = unsafe { version() };
+    Ok((v >> 16, v & 0xffff))
+}
+
 /// A C string, or `None` for NULL.
 ///
 /// # Safety

@@ -34,16 +34,20 @@ pub mod settings;
 pub mod stack;
 pub mod table;
 pub mod translate;
+pub mod versions;
 
 pub use discovery::{AddressSource, Discovery, DiscoveryError};
 pub use error::GrammarError;
 pub use flavour::{Flavour, MpichDevice};
 pub use grammar::{HumanName, Item, Mode, Network, Qualifier, Selection};
 pub use host::{Gid, Host, Netdev, NetdevKind, VerbsDevice, VerbsKind, VerbsPort};
-pub use plan::{apply_to_env, apply_to_env_checked, apply_with, plan, Conflict, Error, Report};
+pub use plan::{
+    apply_to_env, apply_to_env_checked, apply_with, plan, plan_for, Conflict, Error, Report,
+};
 pub use reach::{
     unreachable_pairs, HostNetworks, SelectedInterface, SelectedPort, UnreachablePair,
 };
 pub use resolve::{resolve, ItemMatch, Resolution, Unmatched, UnmatchedKind};
 pub use settings::{same_meaning, Knob, Setting};
-pub use translate::{translate, Translation};
+pub use translate::{translate, translate_for, Translation};
+pub use versions::Libraries;

@@ -21,7 +21,8 @@ use crate::grammar::Selection;
 use crate::host::Host;
 use crate::resolve::{resolve, NoNetwork, Resolution};
 use crate::settings::Setting;
-use crate::translate::{translate, Translation, TranslationError};
+use crate::translate::{translate_for, Translation, TranslationError};
+use crate::versions::Libraries;
 
 /// A knob the user already set differently.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
@@ -99,6 +100,9 @@ pub struct Report {
     /// front end read them ([`crate::registry`]).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub registry: Option<crate::registry::Checked>,
+    /// The versions of the transport libraries the settings were written for
+    /// ([`crate::versions`]; unknown ones are null).
+    pub libraries: Libraries,
 }
 
 impl Report {
@@ -154,15 +158,28 @@ impl Report {
     }
 }
 
-/// Resolves and translates on a discovered host, checking against an environment.
+/// Resolves and translates on a discovered host, checking against an environment; each
+/// setting in the form of the newest libraries ([`plan_for`] with nothing known of them).
 pub fn plan(
     selection: &Selection,
     flavour: Flavour,
     host: &Host,
     environment: &BTreeMap<String, String>,
 ) -> Result<Report, Error> {
+    plan_for(selection, flavour, host, environment, &Libraries::UNKNOWN)
+}
+
+/// [`plan`] for a job that loads `libs`: each setting in the form those releases read
+/// ([`crate::translate::translate_for`]).
+pub fn plan_for(
+    selection: &Selection,
+    flavour: Flavour,
+    host: &Host,
+    environment: &BTreeMap<String, String>,
+    libs: &Libraries,
+) -> Result<Report, Error> {
     let resolution = resolve(selection, host)?;
-    let mut translation = translate(&resolution, flavour)?;
+    let mut translation = translate_for(&resolution, flavour, libs)?;
     if let Some(w) = crate::downgrade::control_only(host, &resolution, &translation, environment) {
         translation.warnings.push(w);
     }
@@ -204,6 +221,7 @@ pub fn plan(
         translation,
         already_set,
         registry: None,
+        libraries: *libs,
     })
 }
 
@@ -249,7 +267,9 @@ fn apply_after(
 ) -> Result<Report, Error> {
     let host = discovery.discover()?;
     let environment: BTreeMap<String, String> = std::env::vars().collect();
-    let mut report = plan(selection, flavour, &host, &environment)?;
+    // What every rank of the host knows alike: the libraries its MPI library links.
+    let libs = Libraries::of_this_process();
+    let mut report = plan_for(selection, flavour, &host, &environment, &libs)?;
     before(&mut report);
     for s in report.to_apply() {
         let (k, v) = s.env_pair();

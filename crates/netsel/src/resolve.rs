@@ -206,6 +206,9 @@ pub struct Resolution {
     /// The names of every netdev and RDMA device of the host, for knobs that match by
     /// prefix (`FI_VERBS_DEVICE_NAME=mlx5_` must not also take a device left out).
     pub devices: Vec<String>,
+    /// The RDMA devices of the host with their kinds, for knobs a library may lack (an
+    /// older libfabric without `FI_EFA_IFACE` uses every EFA device: which are those).
+    pub rdma: Vec<(String, VerbsKind)>,
 }
 
 /// The selection leaves the host without any network.
@@ -773,6 +776,11 @@ pub fn resolve(selection: &Selection, host: &Host) -> Result<Resolution, NoNetwo
             .iter()
             .map(|n| n.name.clone())
             .chain(host.verbs.iter().map(|v| v.name.clone()))
+            .collect(),
+        rdma: host
+            .verbs
+            .iter()
+            .map(|v| (v.name.clone(), v.kind))
             .collect(),
     })
 }

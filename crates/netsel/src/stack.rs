@@ -354,7 +354,7 @@ fn tool_reading(lib: &Path, name: &str, subdirs: &[&str]) -> Option<PathBuf> {
 }
 
 /// The libraries `object` loads, as `ldd` resolves them here.
-fn linked(object: &Path) -> Vec<PathBuf> {
+pub(crate) fn linked(object: &Path) -> Vec<PathBuf> {
     if !object.is_file() {
         return Vec::new();
     }

@@ -15,6 +15,7 @@ use crate::partition::{partition_number, scope, Scope};
 use crate::path::{choose, Chosen, Path, Provider};
 use crate::resolve::{LeftOut, Resolution};
 use crate::settings::{env, mca, Knob, Setting};
+use crate::versions::{Libraries, LIBFABRIC_EFA_IFACE, LIBFABRIC_OPX_PORT, LIBFABRIC_VERBS_LISTS};
 
 /// Open MPI's default `btl_tcp_if_exclude`; an exclude list replaces it, so it is put back.
 pub const OMPI_TCP_DEFAULT_EXCLUDE: &str = "127.0.0.1/8,sppp";
@@ -51,8 +52,20 @@ pub struct TranslationError {
     pub message: String,
 }
 
-/// Translates a resolution for a flavour.
+/// Translates a resolution for a flavour, each setting in the form of the newest
+/// libraries ([`translate_for`] with nothing known of them).
 pub fn translate(res: &Resolution, flavour: Flavour) -> Result<Translation, TranslationError> {
+    translate_for(res, flavour, &Libraries::UNKNOWN)
+}
+
+/// Translates a resolution for a flavour whose job loads `libs`: a setting that the loaded
+/// release reads in another form, or not at all, takes the form it reads, and what that
+/// form cannot hold is said as a loss ([`crate::versions`]).
+pub fn translate_for(
+    res: &Resolution,
+    flavour: Flavour,
+    libs: &Libraries,
+) -> Result<Translation, TranslationError> {
     let chosen = choose(res, flavour).map_err(|message| TranslationError {
         hostname: res.hostname.clone(),
         message,
@@ -72,6 +85,7 @@ pub fn translate(res: &Resolution, flavour: Flavour) -> Result<Translation, Tran
         res,
         chosen: &chosen,
         scope: &scope,
+        libs,
     };
     match flavour {
         Flavour::OpenMpi { .. } => open_mpi(&on, flavour, &mut t),
@@ -97,10 +111,13 @@ const PARTITION_KNOBS: [&str; 4] = [
     "MV2_DEFAULT_PKEY",
     "FI_VERBS_IFACE",
 ];
+/// libfabric's verbs path (`verbs;ofi_rxm`) sets its connections up through rdmacm on the
+/// address of `FI_VERBS_IFACE`'s netdev, whose GID is the VLAN's: that knob keeps the
+/// VLAN (its `FI_VERBS_GID_IDX` is read only by datagram endpoints, which rxm never opens).
 const GID_KNOBS: [&str; 4] = [
     "UCX_IB_GID_INDEX",
     "OMPI_MCA_btl_openib_gid_index",
-    "FI_VERBS_GID_IDX",
+    "FI_VERBS_IFACE",
     "MV2_DEFAULT_GID_INDEX",
 ];
 
@@ -132,6 +149,7 @@ struct Job<'a> {
     res: &'a Resolution,
     chosen: &'a Chosen,
     scope: &'a Scope,
+    libs: &'a Libraries,
 }
 
 /// Leaves a selected target out because a knob holds fewer than were selected, and says
@@ -180,21 +198,38 @@ fn devices(chosen: &Chosen) -> Vec<String> {
     v
 }
 
-/// A value for a knob that matches names by prefix (libfabric's `FI_VERBS_DEVICE_NAME`,
-/// `FI_VERBS_IFACE`: `strncasecmp` against the value's length before 2.6, a comma list of
-/// prefixes since): one name; several by their common prefix when it takes nothing else
-/// of the host (works with every version); else the list (2.6 and later), with a note.
-/// A prefix that also takes names left out (`mlx5_1` takes `mlx5_10`) is a warning.
-fn prefix_value(res: &Resolution, names: &[String], knob: &str, t: &mut Translation) -> String {
-    let takes_only = |prefix: &str| {
-        res.devices
-            .iter()
-            .filter(|d| {
-                d.to_ascii_lowercase()
-                    .starts_with(&prefix.to_ascii_lowercase())
-            })
-            .all(|d| names.iter().any(|n| n.eq_ignore_ascii_case(d)))
-    };
+/// How a libfabric verbs knob matches the names it is given (`verbs_info.c`).
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Matching {
+    /// `FI_VERBS_DEVICE_NAME`: a device whose name starts with the value, in any case.
+    Prefix,
+    /// `FI_VERBS_IFACE`: the interface of exactly that name when there is one, else every
+    /// interface whose name starts with it.
+    ExactElsePrefix,
+}
+
+impl Matching {
+    /// Whether the value `v` takes the name `d` on a host whose names are `all`.
+    fn takes(self, v: &str, d: &str, all: &[String]) -> bool {
+        match self {
+            Matching::Prefix => d.to_ascii_lowercase().starts_with(&v.to_ascii_lowercase()),
+            Matching::ExactElsePrefix if all.iter().any(|n| n == v) => d == v,
+            Matching::ExactElsePrefix => d.starts_with(v),
+        }
+    }
+}
+
+/// The value of a libfabric verbs knob that names `names` (`FI_VERBS_DEVICE_NAME`,
+/// `FI_VERBS_IFACE`): one name; several by a common prefix that takes all of them and
+/// nothing else of the host (read alike by every release); else a comma list, which
+/// libfabric reads from 2.6 — an older one takes the list as one name and finds nothing,
+/// so for a release known to be older the first name is kept and the others are said
+/// lost; with the release unknown the list is kept, with a note. A name that also takes
+/// names left out (`mlx5_1` takes `mlx5_10`) is a warning.
+fn verbs_value(on: &Job, names: &[String], knob: &str, m: Matching, t: &mut Translation) -> String {
+    let all = &on.res.devices;
+    let taken = |v: &str| -> Vec<&String> { all.iter().filter(|d| m.takes(v, d, all)).collect() };
+    let takes_only = |v: &str| taken(v).iter().all(|d| names.contains(d));
     let common = names.iter().skip(1).fold(names[0].clone(), |acc, n| {
         acc.chars()
             .zip(n.chars())
@@ -202,14 +237,34 @@ fn prefix_value(res: &Resolution, names: &[String], knob: &str, t: &mut Translat
             .map(|(a, _)| a)
             .collect()
     });
-    if names.len() > 1 && !common.is_empty() && takes_only(&common) {
+    if names.len() > 1
+        && !common.is_empty()
+        && takes_only(&common)
+        && names.iter().all(|n| m.takes(&common, n, all))
+    {
         return common;
     }
-    for n in names.iter().filter(|n| !takes_only(n)) {
-        let also: Vec<&str> = res
-            .devices
-            .iter()
-            .filter(|d| d.starts_with(n.as_str()) && !names.contains(d))
+    let kept: &[String] = match on.libs.libfabric_from(LIBFABRIC_VERBS_LISTS) {
+        Some(false) if names.len() > 1 => {
+            let v = on.libs.libfabric.map(|v| v.to_string()).unwrap_or_default();
+            for n in &names[1..] {
+                lose(
+                    t,
+                    n.clone(),
+                    format!(
+                        "{knob} holds one name in libfabric {v} (a list from {LIBFABRIC_VERBS_LISTS}), and no prefix takes only the selected ones; {} was taken",
+                        names[0]
+                    ),
+                );
+            }
+            &names[..1]
+        }
+        _ => names,
+    };
+    for n in kept.iter().filter(|n| !takes_only(n)) {
+        let also: Vec<&str> = taken(n)
+            .into_iter()
+            .filter(|d| !names.contains(d))
             .map(String::as_str)
             .collect();
         t.warnings.push(format!(
@@ -217,14 +272,53 @@ fn prefix_value(res: &Resolution, names: &[String], knob: &str, t: &mut Translat
             also.join(", ")
         ));
     }
-    if names.len() > 1 {
+    if kept.len() > 1 && on.libs.libfabric.is_none() {
         t.notes.push(format!(
-            "{knob} lists {} names: libfabric reads a list from 2.6; an older one takes the value as one prefix and finds no device, and the job stops",
-            names.len()
+            "{knob} lists {} names: libfabric reads a list from {LIBFABRIC_VERBS_LISTS}; an older one takes the value as one name and finds nothing, and the job stops",
+            kept.len()
         ));
     }
-    names.join(",")
+    kept.join(",")
 }
+
+/// libfabric efa: every selected device (`FI_EFA_IFACE`, a comma list, fi_efa(7)), which
+/// the library spreads its ranks over. A libfabric known to be older than 2.0 has no such
+/// variable and uses every EFA device: nothing is set, and a selection that leaves some
+/// out is said to lose that.
+fn efa_devices(on: &Job, t: &mut Translation) {
+    let devs = devices(on.chosen);
+    if devs.is_empty() {
+        return;
+    }
+    if on.libs.libfabric_from(LIBFABRIC_EFA_IFACE) == Some(false) {
+        let v = on.libs.libfabric.map(|v| v.to_string()).unwrap_or_default();
+        let others: Vec<&str> = on
+            .res
+            .rdma
+            .iter()
+            .filter(|(d, kind)| *kind == VerbsKind::Efa && !devs.contains(d))
+            .map(|(d, _)| d.as_str())
+            .collect();
+        let note = format!(
+            "libfabric {v} has no FI_EFA_IFACE (from {LIBFABRIC_EFA_IFACE}): its efa provider uses every EFA device of the host"
+        );
+        if others.is_empty() {
+            t.notes.push(note);
+        } else {
+            t.warnings.push(format!(
+                "{note}, {} too, which the selection leaves out",
+                others.join(", ")
+            ));
+        }
+        return;
+    }
+    t.settings.push(env(
+        "FI_EFA_IFACE",
+        devs.join(","),
+        "libfabric efa provider: only the selected devices",
+    ));
+}
+
 fn ofi_settings(on: &Job, prov: Provider, t: &mut Translation) {
     let chosen = on.chosen;
     t.settings.push(
@@ -248,19 +342,14 @@ fn ofi_settings(on: &Job, prov: Provider, t: &mut Translation) {
         Provider::Verbs => verbs_devices(on, t),
         // Both take a comma list (fi_efa(7), fi_cxi(7)): every selected device stays, and
         // the library spreads its ranks over them (multi-rail).
-        Provider::Efa => device_list(
-            chosen,
-            "FI_EFA_IFACE",
-            "libfabric efa provider: only the selected devices",
-            t,
-        ),
+        Provider::Efa => efa_devices(on, t),
         Provider::Cxi => device_list(
             chosen,
             "FI_CXI_DEVICE_NAME",
             "libfabric cxi provider: only the selected NICs",
             t,
         ),
-        Provider::Opx => opx_hfi_select(chosen, t),
+        Provider::Opx => opx_hfi_select(on, t),
         Provider::Psm2 => psm2_devices(chosen, t),
         Provider::Usnic => {}
     }
@@ -316,13 +405,14 @@ fn keep_scope(
 /// libfabric verbs: every selected device (`FI_VERBS_DEVICE_NAME`), connections set up on
 /// the netdev the selection names behind each port (`FI_VERBS_IFACE`: an IPoIB child
 /// such as `ib0.8001` puts the connections in its partition, a VLAN netdev on its VLAN),
-/// and the RoCE v2 GID of a selected VLAN (`FI_VERBS_GID_IDX`, fi_verbs(7)).
+/// and the RoCE v2 GID of a selected VLAN with it (rdmacm binds to the netdev's address;
+/// `FI_VERBS_GID_IDX` is read by datagram endpoints only, which `ofi_rxm` never opens).
 fn verbs_devices(on: &Job, t: &mut Translation) {
     let devs = devices(on.chosen);
     if devs.is_empty() {
         return;
     }
-    let value = prefix_value(on.res, &devs, "FI_VERBS_DEVICE_NAME", t);
+    let value = verbs_value(on, &devs, "FI_VERBS_DEVICE_NAME", Matching::Prefix, t);
     t.settings.push(env(
         "FI_VERBS_DEVICE_NAME",
         value,
@@ -337,22 +427,15 @@ fn verbs_devices(on: &Job, t: &mut Translation) {
         }
     }
     if !netdevs.is_empty() {
-        let value = prefix_value(on.res, &netdevs, "FI_VERBS_IFACE", t);
+        let value = verbs_value(on, &netdevs, "FI_VERBS_IFACE", Matching::ExactElsePrefix, t);
         t.settings.push(env(
             "FI_VERBS_IFACE",
             value,
             "libfabric verbs provider: the netdevs of the selected ports (connection setup; a partition's or VLAN's netdev keeps the connections in it)",
         ));
     }
-    // The partition follows the netdev set up on; the GID needs its own knob.
-    keep_scope(
-        on.scope,
-        "libfabric verbs provider",
-        env,
-        None,
-        Some("FI_VERBS_GID_IDX"),
-        t,
-    );
+    // The partition and the VLAN's GID follow the netdev the connections are set up on
+    // (rdmacm resolves its address): FI_VERBS_GID_IDX is read by datagram endpoints only.
 }
 
 /// PSM2 (Open MPI's `mtl psm2`, libfabric's `psm2`): one HFI by `HFI_UNIT`/`HFI_PORT`;
@@ -404,7 +487,8 @@ fn hfi_unit(device: &str) -> String {
 /// its own, as `numa:UNIT:NODE` selectors, so that each rank opens the HFI of its NUMA
 /// node (every selected HFI used); otherwise the first, the others left out. `FI_OPX_PORT`
 /// when the selected ports share one number.
-fn opx_hfi_select(chosen: &Chosen, t: &mut Translation) {
+fn opx_hfi_select(on: &Job, t: &mut Translation) {
+    let chosen = on.chosen;
     let mut hfis: Vec<(&str, Option<u32>)> = chosen
         .ports
         .iter()
@@ -447,11 +531,19 @@ fn opx_hfi_select(chosen: &Chosen, t: &mut Translation) {
     ports.sort_unstable();
     ports.dedup();
     if let [port] = ports[..] {
-        t.settings.push(env(
-            "FI_OPX_PORT",
-            port.to_string(),
-            "libfabric opx provider: the selected port",
-        ));
+        if on.libs.libfabric_from(LIBFABRIC_OPX_PORT) == Some(false) {
+            // An Omni-Path HFI has one port: the one OPX takes.
+            t.notes.push(format!(
+                "libfabric {} has no FI_OPX_PORT (from {LIBFABRIC_OPX_PORT}): its opx provider takes the HFI's port",
+                on.libs.libfabric.map(|v| v.to_string()).unwrap_or_default()
+            ));
+        } else {
+            t.settings.push(env(
+                "FI_OPX_PORT",
+                port.to_string(),
+                "libfabric opx provider: the selected port",
+            ));
+        }
     }
 }
 

@@ -300,3 +300,39 @@ fn a_setting_the_loaded_library_lacks_is_named_and_refused_under_strict() {
     // Said once, by the first rank of the host, not once per rank.
     assert_eq!(job.stderr.matches(&said).count(), 1, "{}", job.stderr);
 }
+
+/// The libfabric release a setting's form follows (`netsel::versions`: lists from 2.6,
+/// `FI_EFA_IFACE` from 2.0) is the one the program's MPI library links, read from that
+/// very file, and it is the release its registry names: 2.5 in the MPICH 5 and Open MPI 5
+/// wheels. Debian's Open MPI 4 (its ofi components open libfabric in `MPI_Init`), MPICH 4
+/// (ch4:ucx) and Intel MPI (its own libfabric, opened in `MPI_Init`) link none, so a rank
+/// knows none before `MPI_Init`: their settings take the newest form, which the registry
+/// check of the host's first rank then holds against the library loaded.
+#[test]
+fn the_libfabric_release_followed_is_the_one_the_program_links() {
+    let mpi = Installation::from_env();
+    let out = Command::new(xylem())
+        .args(["net", "resolve", "--format", "json", "--program"])
+        .arg(env!("CARGO_BIN_EXE_sqmr"))
+        .args(["--enable", &first_interface()])
+        .env_remove("XYLEM_MPI")
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(0), "{}: {stderr}", mpi.name());
+    let report: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let linked = &report["libraries"]["libfabric"];
+    let names = report["registry"]["libraries"].to_string();
+    match mpi {
+        Installation::Mpich5 | Installation::OpenMpi5 => {
+            assert_eq!(
+                (linked["major"].as_u64(), linked["minor"].as_u64()),
+                (Some(2), Some(5)),
+                "{}: {report}",
+                mpi.name()
+            );
+            assert!(names.contains("\"libfabric 2.5"), "{}: {names}", mpi.name());
+        }
+        _ => assert!(linked.is_null(), "{}: {report}", mpi.name()),
+    }
+}

@@ -6,7 +6,9 @@ use std::os::unix::process::CommandExt;
 use std::process::Command;
 
 use netsel::format::{host_table, report_sh, report_text, selection_warnings};
-use netsel::{plan, unreachable_pairs, Discovery, Host, HostNetworks, Report, Selection};
+use netsel::{
+    plan_for, unreachable_pairs, Discovery, Host, HostNetworks, Libraries, Report, Selection,
+};
 
 use crate::cli::{Format, NetCommand, SelectionArgs};
 use crate::crosscheck::cross_check;
@@ -271,7 +273,16 @@ fn resolve(
     };
     let host = discover(args.sysfs.as_deref())?;
     let environment: BTreeMap<String, String> = std::env::vars().collect();
-    let mut planned = plan(&selection, flavour, &host, &environment);
+    // The versions that decide a setting's form are those of the libraries the program's
+    // MPI library links here (as each rank sees them, netsel::versions); a fixture tree is
+    // another host, whose libraries are not known.
+    let libs = match args.sysfs {
+        None => netsel::stack::mpi_library(program)
+            .map(|mpi| Libraries::linked_by(&mpi))
+            .unwrap_or_default(),
+        Some(_) => Libraries::UNKNOWN,
+    };
+    let mut planned = plan_for(&selection, flavour, &host, &environment, &libs);
     if let (Ok(report), true) = (&mut planned, cross && args.sysfs.is_none()) {
         // The live host only: the tools see this host, not a fixture tree.
         let found = cross_check(report);
