@@ -1,6 +1,8 @@
 //! `xylem net resolve --program PROGRAM` takes the MPI flavour from the library PROGRAM
 //! loads, on each of the five installations — also under MPICH 4, where Debian's Open
-//! MPI `ompi_info` comes first on PATH and answered before.
+//! MPI `ompi_info` comes first on PATH and answered before; every fabric's settings held
+//! against the registries of the libraries loaded; the libfabric release the settings
+//! follow; and the TCP path's settings read, by each library's verbose switch's word.
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -335,4 +337,142 @@ fn the_libfabric_release_followed_is_the_one_the_program_links() {
         }
         _ => assert!(linked.is_null(), "{}: {report}", mpi.name()),
     }
+}
+
+/// How one library's verbose switch says it read a setting, and how it names one it does
+/// not know: Open MPI lists the registered parameters it took from the environment
+/// (`mpi_show_mca_params=enviro`: `[host:pid] NAME=VALUE (environment)`), UCX warns of
+/// every `UCX_*` variable it does not use (`unused env variable`), Intel MPI prints the
+/// `I_MPI_*` values it holds and names an unknown one (`… environment variable is not
+/// supported`) and its libfabric the providers `FI_PROVIDER` filtered out.
+struct Verbose {
+    /// The variables that make the library say what it read.
+    switch: &'static [(&'static str, &'static str)],
+    /// A misspelled variable of the library, which it must say it does not read: the
+    /// proof that the output examined would show a setting the library ignores.
+    planted: (&'static str, &'static str),
+}
+
+impl Verbose {
+    fn of(mpi: Installation) -> Verbose {
+        match mpi {
+            Installation::OpenMpi4 | Installation::OpenMpi5 => Verbose {
+                switch: &[("OMPI_MCA_mpi_show_mca_params", "enviro")],
+                planted: ("OMPI_MCA_btl_tcp_if_includ", "lo"),
+            },
+            Installation::Mpich4 | Installation::Mpich5 => Verbose {
+                switch: &[("UCX_LOG_LEVEL", "info")],
+                planted: ("UCX_NET_DEVICE", "lo"),
+            },
+            Installation::IntelMpi => Verbose {
+                switch: &[("I_MPI_DEBUG", "5"), ("FI_LOG_LEVEL", "info")],
+                planted: ("I_MPI_OFI_PROVIDE", "tcp"),
+            },
+        }
+    }
+
+    /// Whether `output` shows the library reading `name=value`: `None` when it does,
+    /// else why not. `None` too for a variable this switch says nothing of (`FI_TCP_IFACE`:
+    /// its reading is proven by the bytes on each link, `netsel_proof.rs`).
+    fn read(output: &str, name: &str, value: &str) -> Option<String> {
+        let shown = |needle: &str| output.contains(needle);
+        if let Some(param) = name.strip_prefix("OMPI_MCA_") {
+            let line = format!("{param}={value} (environment)");
+            (!shown(&line)).then(|| format!("Open MPI did not list `{line}`"))
+        } else if name.starts_with("UCX_") {
+            let unused = output.lines().any(|l| {
+                l.contains("unused env")
+                    && (l.contains(&format!(" {name} ")) || l.ends_with(&format!(" {name}")))
+            });
+            let listed = output.lines().any(|l| {
+                l.contains("UCX_* env variables:") && l.contains(&format!("{name}={value}"))
+            });
+            match (unused, listed) {
+                (false, true) => None,
+                (true, _) => Some(format!("UCX said {name} is unused")),
+                (false, false) => Some(format!("UCX did not list {name}={value}")),
+            }
+        } else if name.starts_with("I_MPI_") {
+            if shown(&format!("{name} environment variable is not supported")) {
+                Some(format!("Intel MPI does not support {name}"))
+            } else {
+                (!shown(&format!("MPI startup(): {name}={value}")))
+                    .then(|| format!("Intel MPI did not print {name}={value}"))
+            }
+        } else if name == "FI_PROVIDER" {
+            (!shown("filtered by provider include/exclude list"))
+                .then(|| "libfabric filtered no provider by FI_PROVIDER".to_string())
+        } else {
+            None
+        }
+    }
+
+    /// Whether `output` shows the planted variable said unknown (or, for Open MPI, not
+    /// taken).
+    fn refused(&self, output: &str) -> bool {
+        let (name, value) = self.planted;
+        Verbose::read(output, name, value).is_some()
+    }
+}
+
+/// Every setting of the TCP path (the one row each installation here can run) read by
+/// the library the ranks load, as its own verbose switch says, on a 2-rank job: the
+/// setting is in the library's list of what it read, and a misspelled variable planted
+/// beside it is said unknown, so the check would catch a setting the library ignores.
+#[test]
+fn each_setting_of_the_tcp_path_is_read_as_the_library_s_verbose_switch_says() {
+    let mpi = Installation::from_env();
+    let iface = first_interface();
+    let verbose = Verbose::of(mpi);
+    let mut env: Vec<(&str, &str)> = verbose.switch.to_vec();
+    env.push(verbose.planted);
+    let sqmr = Path::new(env!("CARGO_BIN_EXE_sqmr"));
+    let job = mpitest::launch_with_env(
+        mpi,
+        2,
+        sqmr,
+        &["--enable", &iface, "--num_iters", "5", "--max_msgsize", "8"],
+        &env,
+        std::time::Duration::from_secs(60),
+    );
+    let output = format!("{}\n{}", job.stdout, job.stderr);
+    assert_eq!(job.code, Some(0), "{}: {output}", mpi.name());
+    // The settings as rank 0 reports them: `# network selection (rank 0's host): … on
+    // HOST: NAME=VALUE …`.
+    let line = job
+        .stdout
+        .lines()
+        .find(|l| l.starts_with("# network selection (rank 0's host): "))
+        .unwrap_or_else(|| panic!("{}: no selection line: {output}", mpi.name()));
+    let settings: Vec<(&str, &str)> = line
+        .split_whitespace()
+        .filter_map(|w| w.split_once('='))
+        .filter(|(k, _)| {
+            k.starts_with(|c: char| c.is_ascii_uppercase())
+                && k.chars().all(|c| c.is_ascii_alphanumeric() || c == '_')
+        })
+        .collect();
+    assert!(!settings.is_empty(), "{line}");
+    let unread: Vec<String> = settings
+        .iter()
+        .filter_map(|(k, v)| Verbose::read(&output, k, v))
+        .collect();
+    assert!(unread.is_empty(), "{}: {unread:?}\n{output}", mpi.name());
+    let (said, silent): (Vec<&(&str, &str)>, Vec<_>) = settings.iter().partition(|(k, _)| {
+        k.starts_with("OMPI_MCA_")
+            || k.starts_with("UCX_")
+            || k.starts_with("I_MPI_")
+            || *k == "FI_PROVIDER"
+    });
+    assert!(!said.is_empty(), "{line}");
+    eprintln!(
+        "{}: read as set, by the library's own word: {said:?}; its switch says nothing of {silent:?}",
+        mpi.name()
+    );
+    assert!(
+        verbose.refused(&output),
+        "{}: the planted {} was not said unknown: {output}",
+        mpi.name(),
+        verbose.planted.0
+    );
 }
