@@ -169,6 +169,11 @@ fn ucx_reaches(p: &PortUse) -> bool {
     matches!(p.kind, VerbsKind::Infiniband | VerbsKind::Roce) && !p.is_truescale()
 }
 
+/// Why Open MPI's OFI MTL cannot drive usNIC.
+const USNIC_UNTAGGED: &str = "the ofi MTL needs tagged messages (FI_TAGGED), which libfabric's \
+     usnic provider does not have; Open MPI reaches usNIC through its usnic BTL (`:usnic`, or \
+     no qualifier)";
+
 /// Which path a qualifier forces for one target, or why it cannot.
 fn qualifier_path(flavour: Flavour, q: Qualifier, t: &Target) -> Result<Path, String> {
     let unsupported = |what: &str| Err(format!("{flavour} has no `{q}` path ({what})"));
@@ -186,6 +191,9 @@ fn qualifier_path(flavour: Flavour, q: Qualifier, t: &Target) -> Result<Path, St
                 unsupported("Open MPI 5 removed the psm MTL; use :ofi")
             }
             Qualifier::Psm => Ok(Path::CmPsm),
+            Qualifier::Mtl | Qualifier::Ofi if t.provider() == Provider::Usnic => {
+                unsupported(USNIC_UNTAGGED)
+            }
             Qualifier::Mtl if truescale && !flavour.is_ompi5() => Ok(Path::CmPsm),
             Qualifier::Mtl => Ok(match t.provider() {
                 Provider::Psm2 => Path::CmPsm2,
@@ -237,8 +245,11 @@ fn qualifier_path(flavour: Flavour, q: Qualifier, t: &Target) -> Result<Path, St
             Qualifier::Cxi => Ok(Path::Ofi(Provider::Cxi)),
             Qualifier::Opx => Ok(Path::Ofi(Provider::Opx)),
             Qualifier::Ucx => Ok(Path::IntelMlx),
-            Qualifier::Ofi | Qualifier::Mtl => Ok(Path::Ofi(t.provider())),
             Qualifier::Usnic => unsupported("Intel MPI does not support usNIC"),
+            Qualifier::Ofi | Qualifier::Mtl if t.provider() == Provider::Usnic => {
+                unsupported("Intel MPI does not support usNIC")
+            }
+            Qualifier::Ofi | Qualifier::Mtl => Ok(Path::Ofi(t.provider())),
             Qualifier::Psm => unsupported("PSM is Open MPI 4's psm MTL; use :verbs"),
         },
         Flavour::Mvapich2 => match q {
@@ -250,6 +261,13 @@ fn qualifier_path(flavour: Flavour, q: Qualifier, t: &Target) -> Result<Path, St
             Qualifier::Verbs => Ok(Path::Ofi(Provider::Verbs)),
             Qualifier::Cxi => Ok(Path::Ofi(Provider::Cxi)),
             Qualifier::Efa => Ok(Path::Ofi(Provider::Efa)),
+            Qualifier::Ofi | Qualifier::Mtl
+                if matches!(t.provider(), Provider::Usnic | Provider::Psm2) =>
+            {
+                unsupported(
+                    "Cray's libfabric has neither the usnic nor the psm2 provider; Cray MPICH supports Slingshot (cxi), verbs and tcp",
+                )
+            }
             Qualifier::Ofi | Qualifier::Mtl => Ok(Path::Ofi(t.provider())),
             Qualifier::Ucx => unsupported(
                 "this Cray MPICH is its libfabric build; HPE's UCX build is `--mpi cray-mpich-ucx`",

@@ -1433,3 +1433,30 @@ fn a_partition_without_a_setting_is_a_loss() {
         r.translation.warnings
     );
 }
+
+/// A qualifier never forces a provider the path cannot use: Open MPI's ofi MTL needs
+/// tagged messages, which libfabric's usnic provider lacks (usNIC goes through the usnic
+/// BTL); Cray's libfabric has no usnic and no psm2 provider; Intel MPI has no usNIC.
+#[test]
+fn ofi_and_mtl_qualifiers_refuse_providers_the_path_cannot_use() {
+    for flavour in ["openmpi-4.1", "openmpi-5.0"] {
+        for q in ["ofi", "mtl"] {
+            let e = error("usnic", &format!("--enable usnic:{q}"), flavour);
+            assert!(e.contains("needs tagged messages (FI_TAGGED)"), "{e}");
+        }
+        // The BTL still reaches it.
+        assert!(settings("usnic", "--enable usnic:usnic", flavour)
+            .iter()
+            .any(|s| s.starts_with("OMPI_MCA_btl_usnic_if_include=")));
+    }
+    for (fx, args) in [("usnic", "--enable usnic:ofi"), ("opa", "--enable opa:mtl")] {
+        let e = error(fx, args, "cray-mpich");
+        assert!(e.contains("Cray's libfabric has neither"), "{e}");
+    }
+    assert!(error("usnic", "--enable usnic:ofi", "intel").contains("does not support usNIC"));
+    // MPICH ch4:ofi keeps its usnic provider.
+    assert_eq!(
+        settings("usnic", "--enable usnic:ofi", "mpich-ofi"),
+        strs(&["FI_PROVIDER=usnic"])
+    );
+}
