@@ -493,12 +493,21 @@ fn missing_providers(shown: &str, fabric: &Registry, value: &str) -> Option<Find
         .map(str::trim)
         .filter(|p| !p.is_empty() && !fabric.has_provider(p))
         .collect();
+    // Intel MPI loads its own libfabric unless I_MPI_OFI_LIBRARY names another (read in
+    // MPI_Init; its I_MPI_OFI_LIBRARY_INTERNAL only steers the environment scripts).
+    let outcome = if fabric.name.ends_with("-impi") {
+        "no provider is found and MPI_Init fails; this is Intel MPI's own libfabric: \
+         I_MPI_OFI_LIBRARY=PATH makes Intel MPI load a libfabric that has the provider \
+         (HPE's for cxi, Cornelis' for opx), which xylem then checks"
+    } else {
+        "no provider is found and MPI_Init fails"
+    };
     (!missing.is_empty()).then(|| {
         Finding::new(
             shown,
             fabric,
             format!("has no provider {}", missing.join(", ")),
-            "no provider is found and MPI_Init fails",
+            outcome,
         )
     })
 }
@@ -640,7 +649,7 @@ mca:pml:ucx:param:pml_ucx_tls:value:rc_verbs,ud_verbs
         assert_eq!(
             w,
             [
-                "FI_PROVIDER=cxi: libfabric 1.20.1-impi has no provider cxi; no provider is found and MPI_Init fails",
+                "FI_PROVIDER=cxi: libfabric 1.20.1-impi has no provider cxi; no provider is found and MPI_Init fails; this is Intel MPI's own libfabric: I_MPI_OFI_LIBRARY=PATH makes Intel MPI load a libfabric that has the provider (HPE's for cxi, Cornelis' for opx), which xylem then checks",
                 "FI_EFA_IFACE=efa_0: libfabric 1.20.1-impi has no parameter FI_EFA_IFACE; the library ignores it and uses its default",
             ]
         );

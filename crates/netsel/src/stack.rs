@@ -114,6 +114,10 @@ struct OwnRegistry {
     components: Vec<PathBuf>,
 }
 
+/// The variable that makes Intel MPI load another libfabric than its own, in `MPI_Init`
+/// (`I_MPI_OFI_LIBRARY=/opt/cray/libfabric/…/libfabric.so.1`).
+pub const INTEL_OFI_LIBRARY_ENV: &str = "I_MPI_OFI_LIBRARY";
+
 /// The registry of the MPI library `mpi` of `flavour`, read with its own tool.
 fn mpi_registry(flavour: Flavour, mpi: Option<&Path>) -> OwnRegistry {
     let mut own = OwnRegistry::default();
@@ -156,6 +160,14 @@ fn mpi_registry(flavour: Flavour, mpi: Option<&Path>) -> OwnRegistry {
                 )),
                 None => Err((Family::IntelMpi, "no impi_info answered".into())),
             });
+            // The libfabric it loads in MPI_Init: the one I_MPI_OFI_LIBRARY names, else its
+            // own (found through its providers, which link it).
+            if let Some(named) = std::env::var_os(INTEL_OFI_LIBRARY_ENV) {
+                let named = PathBuf::from(named);
+                if named.is_file() {
+                    own.components.push(named);
+                }
+            }
             // Its mlx provider is UCX.
             if let Some(dir) = std::env::var_os("FI_PROVIDER_PATH") {
                 own.components

@@ -476,3 +476,66 @@ fn each_setting_of_the_tcp_path_is_read_as_the_library_s_verbose_switch_says() {
         verbose.planted.0
     );
 }
+
+/// Intel MPI loads the libfabric `I_MPI_OFI_LIBRARY` names, in `MPI_Init` (its
+/// `I_MPI_OFI_LIBRARY_INTERNAL` only steers its environment scripts): the way to a
+/// provider its own libfabric lacks (cxi, opx). The registry check then reads that one —
+/// here Debian's libfabric 1.17, which Open MPI 4 brings — and the job loads it too.
+#[test]
+fn intel_mpi_is_checked_against_the_libfabric_it_is_told_to_load() {
+    let mpi = Installation::from_env();
+    if mpi != Installation::IntelMpi {
+        eprintln!("NOTE: {} is not Intel MPI: nothing to check", mpi.name());
+        return;
+    }
+    let system = Path::new("/usr/lib/x86_64-linux-gnu/libfabric.so.1");
+    if !system.is_file() {
+        assert!(
+            std::env::var("CI").as_deref() != Ok("true"),
+            "no {} (Debian's libfabric1, which scripts/install-deps.sh installs with Open MPI 4)",
+            system.display()
+        );
+        eprintln!("SKIP: no {}", system.display());
+        return;
+    }
+    let resolve = |named: Option<&Path>| {
+        let mut cmd = Command::new(xylem());
+        cmd.args(["net", "resolve", "--format", "json", "--program"])
+            .arg(env!("CARGO_BIN_EXE_sqmr"))
+            .args(["--enable", &first_interface()])
+            .env_remove("XYLEM_MPI")
+            .env_remove("I_MPI_OFI_LIBRARY");
+        if let Some(path) = named {
+            cmd.env("I_MPI_OFI_LIBRARY", path);
+        }
+        let out = cmd.output().unwrap();
+        assert_eq!(out.status.code(), Some(0), "{out:?}");
+        let report: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+        report["registry"]["libraries"].to_string()
+    };
+    let own = resolve(None);
+    assert!(own.contains("\"libfabric 1.20.1-impi\""), "{own}");
+    let told = resolve(Some(system));
+    assert!(told.contains("\"libfabric 1.17"), "{told}");
+    assert!(!told.contains("-impi"), "{told}");
+    // And Intel MPI loads it: its startup names the release.
+    let sqmr = Path::new(env!("CARGO_BIN_EXE_sqmr"));
+    let job = mpitest::launch_with_env(
+        mpi,
+        2,
+        sqmr,
+        &["--num_iters", "5", "--max_msgsize", "8"],
+        &[
+            ("I_MPI_OFI_LIBRARY", system.to_str().unwrap()),
+            ("I_MPI_DEBUG", "5"),
+            ("FI_PROVIDER", "tcp"),
+        ],
+        std::time::Duration::from_secs(60),
+    );
+    let output = format!("{}\n{}", job.stdout, job.stderr);
+    assert_eq!(job.code, Some(0), "{output}");
+    assert!(
+        output.contains("MPI startup(): libfabric version: 1.17"),
+        "{output}"
+    );
+}
