@@ -310,6 +310,7 @@ fn serves(flavour: Flavour, path: Path, t: &Target) -> bool {
 fn preferences(flavour: Flavour, res: &Resolution) -> Vec<Path> {
     let has_native_rdma = res.ports.iter().any(ucx_reaches);
     let has_truescale = res.ports.iter().any(PortUse::is_truescale);
+    let has_iwarp = res.ports.iter().any(|p| p.kind == VerbsKind::Iwarp);
     let ofi_all = [
         Path::Ofi(Provider::Cxi),
         Path::Ofi(Provider::Verbs),
@@ -324,6 +325,12 @@ fn preferences(flavour: Flavour, res: &Resolution) -> Vec<Path> {
                 vec![Path::Ucx, Path::Ob1]
             } else if has_truescale && !flavour.is_ompi5() {
                 vec![Path::CmPsm, Path::Ob1, Path::Ucx]
+            } else if has_iwarp {
+                // iWARP through libfabric's verbs (the ofi MTL), as on Open MPI 5: openib
+                // reaches it only with its rdmacm CPC, which builds without librdmacm lack
+                // (Debian's 4.1.4 has udcm alone) — openib then drops out and the job runs
+                // TCP over the same NIC. `:verbs` still asks for openib.
+                vec![Path::Ofi(Provider::Verbs), Path::Ob1, Path::Ucx]
             } else {
                 vec![Path::Ob1, Path::Ucx]
             };

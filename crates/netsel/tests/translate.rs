@@ -101,9 +101,24 @@ fn open_mpi_41_paths() {
                 "UCX_NET_DEVICES=eth1",
             ],
         ),
+        // iWARP through libfabric's verbs, which needs no rdmacm CPC in openib.
         (
             "iwarp",
             "--enable iwarp",
+            &[
+                "OMPI_MCA_pml=cm",
+                "OMPI_MCA_mtl=ofi",
+                "OMPI_MCA_btl=self,vader",
+                "OMPI_MCA_mtl_ofi_provider_include=verbs;ofi_rxm",
+                "FI_PROVIDER=verbs;ofi_rxm",
+                "FI_VERBS_DEVICE_NAME=cxgb4_0",
+                "FI_VERBS_IFACE=ens2",
+            ],
+        ),
+        // openib when asked for, with the CPC iWARP needs.
+        (
+            "iwarp",
+            "--enable iwarp:verbs",
             &[
                 "OMPI_MCA_pml=ob1",
                 "OMPI_MCA_btl=self,vader,openib",
