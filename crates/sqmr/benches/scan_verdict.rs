@@ -4,7 +4,7 @@
 //! ranks wait while rank 0 does it, once after the scan's rounds and once after the
 //! re-measurements.
 //!
-//! For 1,000, 10,000 and 30,000 nodes in the default 16 rounds, the pairs wobbling by
+//! For 1,000, 10,000 and 30,000 nodes in 16 rounds (`synthetic::ROUNDS`), the pairs wobbling by
 //! ±25 % and a third of them just below the threshold (each one a figure the outlier test
 //! weighs), one node slow: the seconds of the whole judgement, median of 5.
 //!
@@ -14,7 +14,7 @@
 use std::io::Write;
 use std::time::Instant;
 
-use sqmr::scan::{assemble, suspects, synthetic, DEFAULT_ROUNDS, DEFAULT_THRESHOLD};
+use sqmr::scan::{assemble, suspects, synthetic, DEFAULT_THRESHOLD};
 
 /// One whole judgement: seconds, and whether the slow node was the one flagged.
 fn judge(n: usize) -> (f64, bool) {
@@ -22,7 +22,7 @@ fn judge(n: usize) -> (f64, bool) {
     let first = synthetic::first_rounds(n, slow);
     let start = Instant::now();
     let suspects = suspects(n, &first, DEFAULT_THRESHOLD);
-    let again = synthetic::remeasured(&suspects.rounds(DEFAULT_ROUNDS), slow);
+    let again = synthetic::remeasured(&suspects.rounds(synthetic::ROUNDS), slow);
     let outcome = assemble(n, &first, &again, DEFAULT_THRESHOLD);
     (
         start.elapsed().as_secs_f64(),
@@ -39,7 +39,7 @@ fn main() {
         let mut runs: Vec<(f64, bool)> = (0..5).map(|_| judge(n)).collect();
         runs.sort_by(|a, b| a.0.total_cmp(&b.0));
         let found = runs.iter().all(|r| r.1);
-        let pairs = n / 2 * DEFAULT_ROUNDS;
+        let pairs = n / 2 * synthetic::ROUNDS;
         lines.push(format!("{n} {pairs} {:.3} {found}", runs[2].0));
     }
     let text = lines.join("\n") + "\n";

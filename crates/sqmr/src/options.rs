@@ -131,8 +131,8 @@ pub struct Options {
           "max_msgsize", "repeat", "precision", "csv", "validate"])]
     pub scan: bool,
 
-    /// With --scan: at most N rounds, or `all` for every pair of nodes [default: 16; every
-    /// pair of up to 16 nodes]
+    /// With --scan: at most N rounds, or `all` for every pair of nodes [default: 64; every
+    /// pair of up to 64 nodes]
     #[arg(long = "scan-rounds", value_name = "N", requires = "scan",
           value_parser = parse_rounds)]
     pub scan_rounds: Option<usize>,
@@ -264,8 +264,8 @@ pub fn parse_rounds(text: &str) -> Result<usize, String> {
     }
 }
 
-/// The longest `--scan-time`: a scan of the default 16 rounds then lasts about half an
-/// hour; a longer measurement says nothing more of a node.
+/// The longest `--scan-time`: a scan of 16 rounds then lasts about half an hour; a longer
+/// measurement says nothing more of a node.
 pub const MAX_SCAN_SECONDS: f64 = 60.0;
 
 /// Parses `--scan-time`: seconds above 0 and at most [`MAX_SCAN_SECONDS`].

@@ -40,8 +40,10 @@ pub const DEFAULT_THRESHOLD: f64 = 0.7;
 /// The default seconds of each measurement.
 pub const DEFAULT_SECONDS: f64 = 0.5;
 
-/// The default largest number of rounds: every pair up to 16 nodes.
-pub const DEFAULT_ROUNDS: usize = 16;
+/// The default largest number of rounds: every pair up to 64 nodes (63 rounds, about a
+/// minute at the default measurement time), 64 partners for each node above: a slow link
+/// between two healthy nodes is found only on a pair that meets.
+pub const DEFAULT_ROUNDS: usize = 64;
 
 /// How a scan runs.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -362,15 +364,15 @@ mod tests {
 
     #[test]
     fn a_scan_of_ten_thousand_nodes_finds_its_slow_node() {
-        // Rank 0's whole part of a scan of 10,000 nodes in the default 16 rounds (80,000
-        // pairs): the first judgement, the re-measurement rounds of the suspect, and the
+        // Rank 0's whole part of a scan of 10,000 nodes in 16 rounds (80,000 pairs): the
+        // first judgement, the re-measurement rounds of the suspect, and the
         // verdict with its re-measurements, none of it quadratic in the pairs.
         let n = 10_000;
         let first = synthetic::first_rounds(n, 4321);
         let suspects = suspects(n, &first, DEFAULT_THRESHOLD);
         assert_eq!(suspects.slow_nodes, vec![4321]);
         assert!(suspects.links.is_empty(), "{:?}", suspects.links);
-        let rounds = suspects.rounds(DEFAULT_ROUNDS);
+        let rounds = suspects.rounds(synthetic::ROUNDS);
         assert_eq!(rounds.len(), 16, "one round per partner of the suspect");
         // Every node busy in each re-measurement round, as in the first ones.
         let lengths: Vec<usize> = rounds.iter().map(Vec::len).collect();
@@ -497,10 +499,16 @@ mod tests {
         let s = Settings::new(4, 10, DEFAULT_ROUNDS, 0.5, 0.7);
         assert_eq!((s.rounds, s.all_pairs, s.window_large), (3, true, 4));
         let s = Settings::new(100, 2, DEFAULT_ROUNDS, 0.5, 0.7);
-        assert_eq!((s.rounds, s.all_pairs, s.window_large), (16, false, 2));
+        assert_eq!((s.rounds, s.all_pairs, s.window_large), (64, false, 2));
+        // Every pair by default up to 64 nodes: 17 nodes in 17 rounds (the 17th pairs
+        // what 16 rounds left out), 64 in 63; 65 meet 64 partners each.
         let s = Settings::new(17, 10, DEFAULT_ROUNDS, 0.5, 0.7);
+        assert_eq!((s.rounds, s.all_pairs), (17, true));
+        let s = Settings::new(64, 10, DEFAULT_ROUNDS, 0.5, 0.7);
+        assert_eq!((s.rounds, s.all_pairs), (63, true));
+        let s = Settings::new(65, 10, DEFAULT_ROUNDS, 0.5, 0.7);
+        assert_eq!((s.rounds, s.all_pairs), (64, false));
+        let s = Settings::new(17, 10, 16, 0.5, 0.7);
         assert_eq!((s.rounds, s.all_pairs), (16, false));
-        let s = Settings::new(16, 10, DEFAULT_ROUNDS, 0.5, 0.7);
-        assert_eq!((s.rounds, s.all_pairs), (15, true));
     }
 }

@@ -619,7 +619,7 @@ mod tests {
 
     #[test]
     fn a_scan_of_some_pairs_says_how_many_of_how_many() {
-        // 17 nodes, the 16 default rounds: 8 pairs a round, 128 of the 136.
+        // 17 nodes in 16 rounds (`--scan-rounds 16`): 8 pairs a round, 128 of the 136.
         let names: Vec<String> = (1..=17).map(|k| format!("n{k}")).collect();
         let nodes = nodes_of(&names);
         let settings = Settings::new(17, 10, 16, 0.5, 0.7);

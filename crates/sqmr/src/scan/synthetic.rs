@@ -3,13 +3,17 @@
 //! of a scan with one slow node would report.
 
 use super::pairing::{self, Pair};
-use super::{PairRun, DEFAULT_ROUNDS};
+use super::PairRun;
 
-/// The first `DEFAULT_ROUNDS` rounds of `n` nodes, one rank pair each: the pairs wobble
+/// The rounds of the synthetic scans: 16 partners per node (the figures of
+/// `BENCHMARKS.md` were taken with these).
+pub const ROUNDS: usize = 16;
+
+/// The first [`ROUNDS`] rounds of `n` nodes, one rank pair each: the pairs wobble
 /// by ±25 %, a third of them sit just below the default threshold (0.69), and node
 /// `slow` has a tenth of the others' bandwidth.
 pub fn first_rounds(n: usize, slow: usize) -> Vec<PairRun> {
-    pairing::round_robin(n, DEFAULT_ROUNDS)
+    pairing::round_robin(n, ROUNDS)
         .into_iter()
         .enumerate()
         .flat_map(|(round, pairs)| pairs.into_iter().map(move |(a, b)| (round, a, b)))
@@ -40,7 +44,7 @@ pub fn remeasured(rounds: &[Vec<Pair>], slow: usize) -> Vec<PairRun> {
             round.iter().map(move |&(a, b)| PairRun {
                 a,
                 b,
-                round: DEFAULT_ROUNDS + k,
+                round: ROUNDS + k,
                 rank_pairs: 1,
                 msgs_per_s: 1e6,
                 mib_per_s: if a == slow || b == slow {

@@ -466,7 +466,7 @@ mod tests {
 
     #[test]
     fn ten_thousand_nodes_are_judged_with_their_slow_node_and_link() {
-        // 10,000 nodes in the default 16 rounds (80,000 pairs), a third of the pairs just
+        // 10,000 nodes in 16 rounds (80,000 pairs), a third of the pairs just
         // below the threshold (each one a suspect the outlier test must weigh), node 77
         // slow, the link between nodes 5 and 6 slow. The definition's cost, the others'
         // median and spread sorted again for every suspect, would be some 10^10 steps.
