@@ -60,11 +60,13 @@ pub(super) fn run(
         interrupted(world, &interrupt, r + 1)?;
     }
     // The suspects, measured once more: a slow node's pairs in as few rounds as they fit,
-    // each suspect link alone (see `Suspects::rounds`).
+    // each suspect link alone (see `Suspects::rounds`), in as many rounds as the scan had
+    // and at least the default's: a suspect left out would keep its one figure, and
+    // a scan of few nodes on crowded cores has more suspect links than rounds.
+    let limit = settings.rounds.max(DEFAULT_ROUNDS);
     let again_rounds = share_rounds(
         world,
-        (world.rank() == 0)
-            .then(|| suspects(count, &first, settings.threshold).rounds(settings.rounds)),
+        (world.rank() == 0).then(|| suspects(count, &first, settings.threshold).rounds(limit)),
     );
     let mut again = Vec::new();
     for (k, pairs) in again_rounds.iter().enumerate() {
