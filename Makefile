@@ -110,6 +110,9 @@ book:
 # What a part's line says of the disk when it ends: its test jobs write gigabytes into
 # the temporary folder, and a full disk fails them.
 DISK_FREE = $$(df -h --output=avail . | tail -n 1 | tr -d ' ') free on the disk of target/
+# Under CI (XYLEM_PRUNE_TARGETS=1, which .ci/run sets) a part's build folder goes once its
+# tests ran: no later part reads it, and the tests of the later parts write on that disk.
+PRUNE = if [ -n "$$XYLEM_PRUNE_TARGETS" ]; then rm -rf target/$(1); fi;
 
 test-packaging: deps
 	@start=$$(date +%s); \
@@ -124,6 +127,7 @@ test-openmpi4: deps
 	scripts/with-mpi openmpi4 -- $(CARGO) build --workspace --bins && \
 	scripts/with-mpi openmpi4 -- $(CARGO) test --workspace $(MPI_FREE_EXCLUDED); \
 	status=$$?; \
+	$(call PRUNE,openmpi4) \
 	echo "make test: openmpi4 part took $$(( $$(date +%s) - start )) s, $(DISK_FREE)" >&2; \
 	exit $$status
 
@@ -177,6 +181,7 @@ $(addprefix test-,$(filter-out openmpi4,$(MPIS))): test-%: deps
 	scripts/with-mpi $* -- $(CARGO) build --workspace --bins && \
 	scripts/with-mpi $* -- $(CARGO) test $(MPI_CRATES) $(call part_filters,$*); \
 	status=$$?; \
+	$(call PRUNE,$*) \
 	echo "make test: $* part took $$(( $$(date +%s) - start )) s, $(DISK_FREE)" >&2; \
 	exit $$status
 
