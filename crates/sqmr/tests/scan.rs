@@ -2,7 +2,8 @@
 //! throttled is flagged alone (at 2 Mbit/s within the scan's time bound), a host starved
 //! of CPU is flagged and not cleared by its re-measurement, a throttled path between two
 //! hosts that are fine with the others is reported as a link, and with nothing throttled
-//! nothing is flagged. On one host the scan is refused, naming the hosts.
+//! nothing is flagged; healthy scans under MPICH 4 flag nothing. On one host the scan is
+//! refused, naming the hosts.
 
 mod common;
 
@@ -317,5 +318,60 @@ fn scan_time_per_node_count() {
             .open(&out)
             .and_then(|mut f| f.write_all(line.as_bytes()))
             .unwrap_or_else(|e| panic!("{}: {e}", out.display()));
+    }
+}
+
+/// Healthy scans under MPICH 4 (hydra) flag nothing. On this machine's two cores the scan
+/// runs on 3 hosts: a round then has one pair, whose two ranks poll without yielding (as
+/// hydra's ranks do) each on a core of its own, and the host that sits out waits without
+/// spinning. On 4 hosts two pairs of polling ranks share the two cores, and whichever pair
+/// the scheduler crowds measures a fraction of the others (here: 3 and 4 false alarms in
+/// two series of 9 healthy scans) — the machine, not the fabric. MPICH 4.0.2's
+/// `MPI_Finalize` hangs across these hosts now and then after the verdict (its own, as
+/// mpiGraph's does): bounded by the stall timeout, after which hydra reports what it makes
+/// of ranks that leave while it waits for them (255 or 1); the verdict is the document's.
+#[test]
+fn healthy_scans_under_mpich_flag_nothing() {
+    let mpi = Installation::from_env();
+    if mpi != Installation::Mpich4 {
+        eprintln!(
+            "NOTE: the healthy-scan series runs under MPICH 4 (hydra's polling ranks); now {}",
+            mpi.name()
+        );
+        return;
+    }
+    let Some(fabric) = fabric_or_skip(3) else {
+        return;
+    };
+    for k in 0..3 {
+        let name = format!("healthy-{k}");
+        let json = fabric.dir().join(format!("{name}.json"));
+        let args = [
+            BIN,
+            "--scan",
+            "--stall-timeout",
+            "5",
+            "--json",
+            json.to_str().unwrap(),
+        ];
+        let job = fabric.launch(mpi, 1, &args, &[], 120);
+        assert!(!job.timed_out, "{name}: {job:#?}");
+        let doc = read(&json, &job);
+        assert_eq!(doc["complete"], true, "{name}: {doc}");
+        let flagged = |what: &str| doc["scan"][what].as_array().unwrap().len();
+        assert_eq!(
+            (flagged("flagged_nodes"), flagged("flagged_links")),
+            (0, 0),
+            "{name}: {}",
+            job.stdout
+        );
+        assert!(
+            job.stdout
+                .contains("# scan: no node or link flagged (3 nodes, all 3 pairs"),
+            "{name}: {}",
+            job.stdout
+        );
+        // Exit 4 is the one code a healthy scan must never give.
+        assert_ne!(job.code, Some(4), "{name}: {job:#?}");
     }
 }
