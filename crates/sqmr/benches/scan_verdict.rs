@@ -4,7 +4,7 @@
 //! ranks wait while rank 0 does it, once after the scan's rounds and once after the
 //! re-measurements.
 //!
-//! For 1,000, 10,000 and 30,000 nodes in 16 rounds (`synthetic::ROUNDS`), the pairs wobbling by
+//! For 1,000, 10,000 and 30,000 nodes in 16 rounds and in the default 64, the pairs wobbling by
 //! ±25 % and a third of them just below the threshold (each one a figure the outlier test
 //! weighs), one node slow: the seconds of the whole judgement, median of 5.
 //!
@@ -14,15 +14,16 @@
 use std::io::Write;
 use std::time::Instant;
 
-use sqmr::scan::{assemble, suspects, synthetic, DEFAULT_THRESHOLD};
+use sqmr::scan::{assemble, suspects, synthetic, DEFAULT_ROUNDS, DEFAULT_THRESHOLD};
 
-/// One whole judgement: seconds, and whether the slow node was the one flagged.
-fn judge(n: usize) -> (f64, bool) {
+/// One whole judgement of `n` nodes in `rounds` rounds: seconds, and whether the slow node
+/// was the one flagged.
+fn judge(n: usize, rounds: usize) -> (f64, bool) {
     let slow = n / 3;
-    let first = synthetic::first_rounds(n, slow);
+    let first = synthetic::first_rounds_in(n, slow, rounds);
     let start = Instant::now();
     let suspects = suspects(n, &first, DEFAULT_THRESHOLD);
-    let again = synthetic::remeasured(&suspects.rounds(synthetic::ROUNDS), slow);
+    let again = synthetic::remeasured_after(&suspects.rounds(rounds), slow, rounds);
     let outcome = assemble(n, &first, &again, DEFAULT_THRESHOLD);
     (
         start.elapsed().as_secs_f64(),
@@ -32,15 +33,17 @@ fn judge(n: usize) -> (f64, bool) {
 
 fn main() {
     let mut lines = vec![format!(
-        "# {} scan_verdict: nodes, pairs, seconds (median of 5), slow node found",
+        "# {} scan_verdict: nodes, rounds, pairs, seconds (median of 5), slow node found",
         chrono::Utc::now().format("%Y-%m-%dT%H:%M:%SZ")
     )];
-    for n in [1_000, 10_000, 30_000] {
-        let mut runs: Vec<(f64, bool)> = (0..5).map(|_| judge(n)).collect();
-        runs.sort_by(|a, b| a.0.total_cmp(&b.0));
-        let found = runs.iter().all(|r| r.1);
-        let pairs = n / 2 * synthetic::ROUNDS;
-        lines.push(format!("{n} {pairs} {:.3} {found}", runs[2].0));
+    for rounds in [synthetic::ROUNDS, DEFAULT_ROUNDS] {
+        for n in [1_000, 10_000, 30_000] {
+            let mut runs: Vec<(f64, bool)> = (0..5).map(|_| judge(n, rounds)).collect();
+            runs.sort_by(|a, b| a.0.total_cmp(&b.0));
+            let found = runs.iter().all(|r| r.1);
+            let pairs = n / 2 * rounds;
+            lines.push(format!("{n} {rounds} {pairs} {:.3} {found}", runs[2].0));
+        }
     }
     let text = lines.join("\n") + "\n";
     print!("{text}");

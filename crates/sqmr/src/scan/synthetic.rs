@@ -13,7 +13,12 @@ pub const ROUNDS: usize = 16;
 /// by ±25 %, a third of them sit just below the default threshold (0.69), and node
 /// `slow` has a tenth of the others' bandwidth.
 pub fn first_rounds(n: usize, slow: usize) -> Vec<PairRun> {
-    pairing::round_robin(n, ROUNDS)
+    first_rounds_in(n, slow, ROUNDS)
+}
+
+/// [`first_rounds`] in `rounds` rounds.
+pub fn first_rounds_in(n: usize, slow: usize, rounds: usize) -> Vec<PairRun> {
+    pairing::round_robin(n, rounds)
         .into_iter()
         .enumerate()
         .flat_map(|(round, pairs)| pairs.into_iter().map(move |(a, b)| (round, a, b)))
@@ -37,6 +42,11 @@ pub fn first_rounds(n: usize, slow: usize) -> Vec<PairRun> {
 /// The re-measurement `rounds` after the first ones, node `slow` still at a tenth of the
 /// others' bandwidth, the others at their best.
 pub fn remeasured(rounds: &[Vec<Pair>], slow: usize) -> Vec<PairRun> {
+    remeasured_after(rounds, slow, ROUNDS)
+}
+
+/// [`remeasured`] after a scan of `first` rounds.
+pub fn remeasured_after(rounds: &[Vec<Pair>], slow: usize, first: usize) -> Vec<PairRun> {
     rounds
         .iter()
         .enumerate()
@@ -44,7 +54,7 @@ pub fn remeasured(rounds: &[Vec<Pair>], slow: usize) -> Vec<PairRun> {
             round.iter().map(move |&(a, b)| PairRun {
                 a,
                 b,
-                round: ROUNDS + k,
+                round: first + k,
                 rank_pairs: 1,
                 msgs_per_s: 1e6,
                 mib_per_s: if a == slow || b == slow {
