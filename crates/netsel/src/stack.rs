@@ -316,11 +316,20 @@ pub fn mpi_library(program: Option<&Path>) -> Option<PathBuf> {
 /// The MPI library this process has mapped (`/proc/self/maps`): a benchmark's own,
 /// before `MPI_Init` too (the dynamic loader mapped it at start).
 pub fn mapped_mpi_library() -> Option<PathBuf> {
-    let maps = std::fs::read_to_string("/proc/self/maps").ok()?;
-    maps.lines()
+    mapped_files()
+        .into_iter()
+        .find(|p| file_name_is(p, is_mpi_library))
+}
+
+/// The files this process has mapped (`/proc/self/maps`), in the order of their mappings;
+/// none when it cannot be read.
+pub(crate) fn mapped_files() -> Vec<PathBuf> {
+    std::fs::read_to_string("/proc/self/maps")
+        .unwrap_or_default()
+        .lines()
         .filter_map(|l| l.split_whitespace().nth(5))
         .map(PathBuf::from)
-        .find(|p| file_name_is(p, is_mpi_library))
+        .collect()
 }
 
 /// The first directory on PATH that holds an MPI launcher (`mpirun`, `mpiexec`).
@@ -336,7 +345,7 @@ fn beside_launcher(name: &str) -> Option<PathBuf> {
 }
 
 /// Whether `path`'s file name is UTF-8 and passes `test`.
-fn file_name_is(path: &Path, test: impl FnOnce(&str) -> bool) -> bool {
+pub(crate) fn file_name_is(path: &Path, test: impl FnOnce(&str) -> bool) -> bool {
     path.file_name().and_then(|n| n.to_str()).is_some_and(test)
 }
 

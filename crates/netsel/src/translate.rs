@@ -244,9 +244,8 @@ fn verbs_value(on: &Job, names: &[String], knob: &str, m: Matching, t: &mut Tran
     {
         return common;
     }
-    let kept: &[String] = match on.libs.libfabric_from(LIBFABRIC_VERBS_LISTS) {
-        Some(false) if names.len() > 1 => {
-            let v = on.libs.libfabric.map(|v| v.to_string()).unwrap_or_default();
+    let kept: &[String] = match on.libs.libfabric_before(LIBFABRIC_VERBS_LISTS) {
+        Some(v) if names.len() > 1 => {
             for n in &names[1..] {
                 lose(
                     t,
@@ -290,8 +289,7 @@ fn efa_devices(on: &Job, t: &mut Translation) {
     if devs.is_empty() {
         return;
     }
-    if on.libs.libfabric_from(LIBFABRIC_EFA_IFACE) == Some(false) {
-        let v = on.libs.libfabric.map(|v| v.to_string()).unwrap_or_default();
+    if let Some(v) = on.libs.libfabric_before(LIBFABRIC_EFA_IFACE) {
         let others: Vec<&str> = on
             .res
             .rdma
@@ -531,11 +529,10 @@ fn opx_hfi_select(on: &Job, t: &mut Translation) {
     ports.sort_unstable();
     ports.dedup();
     if let [port] = ports[..] {
-        if on.libs.libfabric_from(LIBFABRIC_OPX_PORT) == Some(false) {
+        if let Some(v) = on.libs.libfabric_before(LIBFABRIC_OPX_PORT) {
             // An Omni-Path HFI has one port: the one OPX takes.
             t.notes.push(format!(
-                "libfabric {} has no FI_OPX_PORT (from {LIBFABRIC_OPX_PORT}): its opx provider takes the HFI's port",
-                on.libs.libfabric.map(|v| v.to_string()).unwrap_or_default()
+                "libfabric {v} has no FI_OPX_PORT (from {LIBFABRIC_OPX_PORT}): its opx provider takes the HFI's port"
             ));
         } else {
             t.settings.push(env(

@@ -60,12 +60,7 @@ impl Libraries {
     /// The libraries mapped in this process: in a rank before `MPI_Init`, those its MPI
     /// library links.
     pub fn of_this_process() -> Libraries {
-        let maps = std::fs::read_to_string("/proc/self/maps").unwrap_or_default();
-        Libraries::of_files(
-            maps.lines()
-                .filter_map(|l| l.split_whitespace().nth(5))
-                .map(PathBuf::from),
-        )
+        Libraries::of_files(crate::stack::mapped_files())
     }
 
     /// The libraries the MPI library at `mpi` links, as the loader resolves them (`ldd`).
@@ -77,11 +72,7 @@ impl Libraries {
     fn of_files(files: impl IntoIterator<Item = PathBuf>) -> Libraries {
         let libfabric = files
             .into_iter()
-            .find(|p| {
-                p.file_name()
-                    .and_then(|n| n.to_str())
-                    .is_some_and(|n| n.starts_with("libfabric.so"))
-            })
+            .find(|p| crate::stack::file_name_is(p, |n| n.starts_with("libfabric.so")))
             .and_then(|p| libprobe::libfabric_version(&p).ok())
             .map(|(major, minor)| Version::new(major, minor));
         Libraries { libfabric }
@@ -90,6 +81,12 @@ impl Libraries {
     /// Whether the loaded libfabric is `at_least` that version: `None` when unknown.
     pub fn libfabric_from(&self, at_least: Version) -> Option<bool> {
         self.libfabric.map(|v| v >= at_least)
+    }
+
+    /// The loaded libfabric's version when it is known to be older than `than` (a form it
+    /// does not read): what a translation names when it writes the older form.
+    pub fn libfabric_before(&self, than: Version) -> Option<Version> {
+        self.libfabric.filter(|&v| v < than)
     }
 }
 
